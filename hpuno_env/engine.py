@@ -1,0 +1,197 @@
+"""``VectorEngine``: many games of Harry Potter UNO stepped together by the kernel.
+
+This is the Python face of ``kernel.py``: it owns an ``EngineState`` and the
+rules options, checks input, and turns arrays into the forms people read
+(``game_state``, ``events``). Every adapter (the PettingZoo env, the vector
+envs) drives one of these.
+
+>>> eng = VectorEngine(num_games=4, num_players=2, seed=0)
+>>> eng.reset()
+>>> mask = eng.legal_mask()
+>>> actions = np.array([np.flatnonzero(m)[0] for m in mask])
+>>> rewards, terminated, truncated = eng.step(actions)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernel
+from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_SIZE, NUM_ACTIONS, check_deck_codes, deck_from_labels
+from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, observe_games, state_size
+from .options import RulesOptions, kernel_params
+
+
+class VectorEngine:
+    """``num_games`` independent games of ``num_players`` (2..10) under one set of rules.
+
+    Args:
+        num_games: games in the batch.
+        num_players: seats per game, 2..10.
+        seed: seeds every game's random generator (game i gets its own stream).
+        auto_reset: a finished game starts a fresh match inside the same
+            ``step`` (the default, for training); with False it stays over
+            (phase ``"over"``, ``current_player`` -1) until ``reset``.
+        **rule_options: the fields of ``RulesOptions``.
+    """
+
+    def __init__(self, num_games: int = 1, num_players: int = 4, seed: int | None = None, auto_reset: bool = True, **rule_options):
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive int, got {num_games!r}")
+        self.options = RulesOptions.from_kwargs(**rule_options)
+        self.params = kernel_params(self.options, num_players)
+        self.num_games = int(num_games)
+        self.num_players = num_players
+        self.auto_reset = bool(auto_reset)
+        self.agents = [f"player_{i}" for i in range(num_players)]
+        self.observation_layout = observation_layout(num_players)
+        self.observation_size = observation_size(num_players)
+        self.state_size = state_size(num_players)
+        self.state = kernel.allocate_state(self.num_games, num_players)
+        self._seed = seed
+        self._seeded = False
+        self._rewards = np.zeros((self.num_games, num_players), np.float32)
+        self._terminated = np.zeros(self.num_games, np.bool_)
+        self._truncated = np.zeros(self.num_games, np.bool_)
+        self._bad = np.zeros(self.num_games, np.bool_)
+        self._mask = np.zeros((self.num_games, NUM_ACTIONS), np.bool_)
+        self._obs = np.zeros((self.num_games, self.observation_size), OBS_DTYPE)
+        self._all_games = np.arange(self.num_games, dtype=np.int64)
+
+    # ------------------------------------------------------------ seeding and reset
+
+    def seed(self, seed: int | None) -> None:
+        """Give every game a fresh generator stream derived from seed (None: OS entropy)."""
+        words = np.random.SeedSequence(seed).generate_state(self.num_games * 4, np.uint32)
+        words = words.reshape(self.num_games, 4).astype(np.int64)
+        words[(words == 0).all(axis=1), 0] = 1  # xoshiro's one forbidden state
+        self.state.rng[:] = words
+        self._seeded = True
+
+    def reset(self, seed: int | None = None, options: dict | None = None, games=None) -> None:
+        """Start a fresh match in every game (or only in ``games``, an index array).
+
+        options:
+            ``"deck"``: a stacked deck, 112 card labels (or codes) top first, for every
+                reset game; or one deck per reset game, shape (len(games), 112).
+            ``"dealer"``: the first dealer's seat (else the draw for dealer decides).
+        Other keys are ignored. Bad values raise ``ValueError`` and change nothing.
+        """
+        games = self._all_games if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
+        if games.size and (games.min() < 0 or games.max() >= self.num_games):
+            raise ValueError(f"games must be indices in [0, {self.num_games})")
+        options = options or {}
+        decks = self._decks_option(options.get("deck"), len(games))
+        dealer = options.get("dealer")
+        if dealer is None:
+            dealers = np.full(len(games), -1, np.int64)
+        else:
+            if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < self.num_players:
+                raise ValueError(f"dealer must be a seat in [0, {self.num_players}), got {dealer!r}")
+            dealers = np.full(len(games), int(dealer), np.int64)
+        if seed is not None or not self._seeded:
+            self.seed(self._seed if seed is None else seed)
+        kernel.reset_games(self.state, self.params, games, decks, dealers)
+
+    def _decks_option(self, deck, count: int) -> np.ndarray:
+        if deck is None:
+            return np.full((count, 1), -1, np.int8)
+        array = np.asarray(deck)
+        if array.ndim == 1:
+            codes = deck_from_labels(array) if array.dtype.kind in "UO" else np.asarray(array, np.int64)
+            if array.dtype.kind not in "UO":
+                check_deck_codes(codes)
+            return np.tile(codes.astype(np.int8), (count, 1))
+        if array.ndim == 2 and array.shape[0] == count:
+            rows = [self._decks_option(row, 1)[0] for row in array]
+            return np.stack(rows) if rows else np.zeros((0, DECK_SIZE), np.int8)
+        raise ValueError(f"deck must be 112 cards, or one deck per reset game ({count}, 112); got shape {array.shape}")
+
+    # ------------------------------------------------------------ stepping
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """Seat to act in each game (-1 for a finished game without auto-reset)."""
+        return self.state.current_player
+
+    def legal_mask(self) -> np.ndarray:
+        """(num_games, 75) bool: the legal actions of the player to act. A fresh array."""
+        kernel.legal_mask_games(self.state, self.params, self._mask)
+        return self._mask.copy()
+
+    def observe(self) -> np.ndarray:
+        """(num_games, observation_size) int8: each game's acting player's view. A fresh array."""
+        observe_games(self.state, self.params, self._obs)
+        return self._obs.copy()
+
+    def state_vector(self) -> np.ndarray:
+        """(num_games, state_size) int8: full information (all hands), for centralised critics."""
+        return full_state(self.state, self.num_players, self.options.target_score)
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every game takes one action; returns (rewards, terminated, truncated).
+
+        rewards: (num_games, num_players) float32, for every seat. With auto-reset,
+        finished games already hold a fresh match; the outputs describe the
+        finished one. An illegal action anywhere raises ``ValueError`` naming
+        the games, and no game changes.
+        """
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an int array of shape ({self.num_games},), got {actions.dtype} {actions.shape}")
+        actions = actions.astype(np.int64, copy=False)
+        self._bad[:] = False
+        if kernel.check_actions(self.state, self.params, actions, self._bad):
+            games = np.flatnonzero(self._bad)
+            details = ", ".join(f"game {g}: {self._action_name(actions[g])}" for g in games[:5])
+            raise ValueError(f"illegal action in {len(games)} game(s) {games[:20].tolist()} ({details})")
+        kernel.step_games(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset)
+        return self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
+
+    @staticmethod
+    def _action_name(action) -> str:
+        return ACTION_LABELS[action] if 0 <= action < NUM_ACTIONS else f"action {action} out of range"
+
+    # ------------------------------------------------------------ reading a game
+
+    def game_state(self, game: int = 0) -> dict:
+        """One game as a plain JSON-serialisable dict (keys of INTERFACE.md)."""
+        s, g = self.state, game
+        seat_name = self.agents
+        phase = int(s.phase[g])
+        color = int(s.current_color[g])
+        return {
+            "current": None if phase == kernel.OVER else seat_name[int(s.current_player[g])],
+            "phase": kernel.PHASE_NAMES[phase],
+            "hands": {
+                seat_name[p]: [CARD_LABELS[c] for c in np.repeat(np.arange(len(CARD_LABELS)), s.hands[g, p])]
+                for p in range(self.num_players)
+            },
+            "top": CARD_LABELS[int(s.discard[g, s.discard_count[g] - 1])],
+            "color": None if color < 0 else COLORS[color],
+            "direction": int(s.direction[g]),
+            "draw_pile": [CARD_LABELS[c] for c in s.draw_pile[g, : s.draw_count[g]][::-1]],
+            "discard": [CARD_LABELS[c] for c in s.discard[g, : s.discard_count[g]]],
+            "scores": {seat_name[p]: int(s.scores[g, p]) for p in range(self.num_players)},
+            "dealer": seat_name[int(s.dealer[g])],
+            "round": int(s.round_number[g]),
+            "uno_called": {seat_name[p]: bool(s.uno_called[g, p]) for p in range(self.num_players)},
+        }
+
+    def events(self, game: int = 0) -> list[tuple[int, int, int, int]]:
+        """What the last step (or reset) did in one game: (kind, a, b, c) tuples, see kernel.EV_*."""
+        count = int(self.state.event_count[game])
+        return [tuple(int(x) for x in row) for row in self.state.events[game, :count]]
+
+    def round_deck(self, game: int = 0) -> list[str]:
+        """The deck this round was dealt from, top first (replays a round with options={"deck": ...})."""
+        return [CARD_LABELS[c] for c in self.state.round_deck[game]]
+
+    def last_reshuffle(self, game: int = 0) -> list[str] | None:
+        """The draw pile the last step's reshuffle made (top first), or None if there was none."""
+        if not any(e[0] == kernel.EV_RESHUFFLE for e in self.events(game)):
+            return None
+        return [CARD_LABELS[c] for c in self.state.reshuffled[game] if c >= 0]
+
+    def state_bytes_per_game(self) -> int:
+        return sum(array[0].nbytes for array in self.state)

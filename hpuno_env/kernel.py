@@ -1,0 +1,788 @@
+"""The rules of Harry Potter UNO, once: a compiled kernel over a batch of games.
+
+A batch is an ``EngineState``: a record of numpy arrays whose first axis is
+the game (struct of arrays). Every function here is a plain scalar function
+of one game ``g`` of that record, compiled with ``numba.njit(cache=True)``;
+the entry points (``reset_games``, ``step_games``, ``legal_mask_games``,
+``observe_games``) loop over the games. With ``NUMBA_DISABLE_JIT=1`` the very
+same code runs as ordinary Python, which is how to debug a rule.
+
+Piles are stacks: ``draw_pile[g, :draw_count[g]]`` holds the draw pile with
+its *top card last*, ``discard[g, :discard_count[g]]`` the discard pile with
+its top card last. Hands are counts per card type.
+
+The rules are those of ``RULES.md``; the comments below name its sections.
+Randomness comes from a per-game xoshiro128** generator kept in
+``EngineState.rng``, so a game's future depends only on its own seed.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from .cards import (
+    CARD_COLOR,
+    CARD_DEALER_VALUE,
+    CARD_POINTS,
+    CARD_RANK,
+    CATCH,
+    CHALLENGE,
+    ACCEPT,
+    COLOR_BASE,
+    DECK_SIZE,
+    DRAW,
+    DRAW2_RANK,
+    FULL_DECK,
+    KEEP,
+    NUM_ACTIONS,
+    NUM_CARD_TYPES,
+    PASS,
+    REVERSE_RANK,
+    SKIP_RANK,
+    SORTING_HAT,
+    TARGET_BASE,
+    UNO,
+    WILD,
+    WILD_DRAW4,
+)
+
+jit = numba.njit(cache=True)
+
+# Phases (game_state() spells them out with PHASE_NAMES).
+PLAY, DRAWN, COLOR, TARGET, CHALLENGE_PHASE, CATCH_PHASE, OVER = range(7)
+PHASE_NAMES = ("play", "drawn", "color", "target", "challenge", "catch", "over")
+NUM_PHASES = 7
+
+# uno_catch / scoring / episode / reward codes (indices of the tuples in options.py).
+CATCH_WINDOW, CATCH_ALWAYS, CATCH_OFF = 0, 1, 2
+SCORING_WINNER, SCORING_LOWEST = 0, 1
+EPISODE_ROUND, EPISODE_MATCH = 0, 1
+REWARD_WIN, REWARD_POINTS = 0, 1
+
+# Events: what happened during the last step of a game, for rendering and logs.
+# Each event is (kind, a, b, c); the meaning of a, b, c is given per kind.
+MAX_EVENTS = 48
+EV_PLAY = 1  # seat a played card b
+EV_DRAW = 2  # seat a drew card b by choice (-1: nothing left to draw)
+EV_KEEP = 3  # seat a kept the card it drew
+EV_COLOR = 4  # seat a named colour b
+EV_HAT = 5  # seat a drew b cards until card c (-1: piles ran out)
+EV_PENALTY = 6  # seat a drew b cards; c: 0 Draw Two, 1 Wild Draw Four, 2 guilty of a bluff,
+#                 3 lost a challenge, 4 not calling UNO, 5 a starting Draw Two
+EV_SKIPPED = 7  # seat a lost its turn
+EV_UNO = 8  # seat a called UNO
+EV_CATCH = 9  # seat a caught seat b not calling UNO
+EV_PASS = 10  # seat a let seat b go
+EV_CHALLENGE = 11  # seat a challenged seat b's Wild Draw Four; c: 1 guilty, 0 innocent
+EV_ACCEPT = 12  # seat a accepted a Wild Draw Four
+EV_RESHUFFLE = 13  # the discard pile (a cards) became the draw pile
+EV_ROUND_END = 14  # seat a won the round, scoring b points
+EV_MATCH_END = 15  # seat a won the match
+EV_NEW_ROUND = 16  # round a starts, dealt by seat b, starting card c
+EV_WD4_RETURN = 17  # a starting Wild Draw Four went back into the draw pile, a cards from the top
+EV_TRUNCATED = 18  # the round hit max_turns
+EV_TARGET = 19  # seat a aimed its Sorting Hat at seat b
+EV_DIRECTION = 20  # play now goes a (1 left, -1 right)
+
+WD4_REASON_DRAW2, WD4_REASON_WD4, REASON_GUILTY, REASON_INNOCENT, REASON_UNO, REASON_START = range(6)
+
+_MASK32 = 0xFFFFFFFF
+
+
+class EngineState(NamedTuple):
+    """The state of ``G`` games of ``P`` players, one array per field, games on axis 0."""
+
+    hands: np.ndarray  # (G, P, 55) int8: copies of each card type in each hand
+    hand_sizes: np.ndarray  # (G, P) int16
+    draw_pile: np.ndarray  # (G, 112) int8: card types, top card at draw_count - 1
+    draw_count: np.ndarray  # (G,) int16
+    discard: np.ndarray  # (G, 112) int8: card types, top card at discard_count - 1
+    discard_count: np.ndarray  # (G,) int16
+    current_color: np.ndarray  # (G,) int8: 0..3, -1 while a wild's colour is to be named
+    direction: np.ndarray  # (G,) int8: +1 left (to higher seats), -1 right
+    phase: np.ndarray  # (G,) int8: PLAY .. OVER
+    current_player: np.ndarray  # (G,) int8: the seat to act
+    turn_player: np.ndarray  # (G,) int8: the seat whose turn is being resolved
+    turn_card: np.ndarray  # (G,) int8: the card that seat played this turn, -1 none
+    drawn_card: np.ndarray  # (G,) int8: the card drawn in the DRAWN phase, -1 none
+    starting_wild: np.ndarray  # (G,) bool: the COLOR phase names the starting card's colour
+    uno_called: np.ndarray  # (G, P) bool: a call that stands until the caller's next turn
+    wd4_player: np.ndarray  # (G,) int8: who played the Wild Draw Four being answered
+    wd4_prev_color: np.ndarray  # (G,) int8: the colour current before it
+    wd4_guilty: np.ndarray  # (G,) bool: its player held a card of that colour
+    catch_offender: np.ndarray  # (G,) int8: the seat that may be caught in a catch window
+    revealed: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] hand shown by a challenge
+    revealed_seen: np.ndarray  # (G, P, P) bool: [viewer, owner] has been shown a hand this round
+    lacks_color: np.ndarray  # (G, P, 4) bool: seat drew by choice while this colour was current
+    scores: np.ndarray  # (G, P) int32: match totals
+    dealer: np.ndarray  # (G,) int8
+    round_number: np.ndarray  # (G,) int16: from 1
+    turns: np.ndarray  # (G,) int32: decisions taken this round
+    round_deck: np.ndarray  # (G, 112) int8: this round's deck as dealt, top first (for replays)
+    reshuffled: np.ndarray  # (G, 112) int8: the last reshuffle's new draw pile, top first
+    events: np.ndarray  # (G, MAX_EVENTS, 4) int16: what the last step did
+    event_count: np.ndarray  # (G,) int16
+    rng: np.ndarray  # (G, 4) int64: xoshiro128** words (each < 2**32)
+
+
+def allocate_state(num_games: int, num_players: int) -> EngineState:
+    G, P = num_games, num_players
+    return EngineState(
+        hands=np.zeros((G, P, NUM_CARD_TYPES), np.int8),
+        hand_sizes=np.zeros((G, P), np.int16),
+        draw_pile=np.zeros((G, DECK_SIZE), np.int8),
+        draw_count=np.zeros(G, np.int16),
+        discard=np.zeros((G, DECK_SIZE), np.int8),
+        discard_count=np.zeros(G, np.int16),
+        current_color=np.zeros(G, np.int8),
+        direction=np.ones(G, np.int8),
+        phase=np.full(G, OVER, np.int8),
+        current_player=np.zeros(G, np.int8),
+        turn_player=np.zeros(G, np.int8),
+        turn_card=np.full(G, -1, np.int8),
+        drawn_card=np.full(G, -1, np.int8),
+        starting_wild=np.zeros(G, np.bool_),
+        uno_called=np.zeros((G, P), np.bool_),
+        wd4_player=np.full(G, -1, np.int8),
+        wd4_prev_color=np.full(G, -1, np.int8),
+        wd4_guilty=np.zeros(G, np.bool_),
+        catch_offender=np.full(G, -1, np.int8),
+        revealed=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
+        revealed_seen=np.zeros((G, P, P), np.bool_),
+        lacks_color=np.zeros((G, P, 4), np.bool_),
+        scores=np.zeros((G, P), np.int32),
+        dealer=np.zeros(G, np.int8),
+        round_number=np.zeros(G, np.int16),
+        turns=np.zeros(G, np.int32),
+        round_deck=np.zeros((G, DECK_SIZE), np.int8),
+        reshuffled=np.full((G, DECK_SIZE), -1, np.int8),
+        events=np.zeros((G, MAX_EVENTS, 4), np.int16),
+        event_count=np.zeros(G, np.int16),
+        rng=np.zeros((G, 4), np.int64),
+    )
+
+
+# ---------------------------------------------------------------- randomness
+
+
+@jit
+def _rotl32(x, k):
+    return ((x << k) | (x >> (32 - k))) & _MASK32
+
+
+@jit
+def next_u32(s, g):
+    """One xoshiro128** output for game g (32 random bits)."""
+    s0, s1, s2, s3 = s.rng[g, 0], s.rng[g, 1], s.rng[g, 2], s.rng[g, 3]
+    result = (_rotl32((s1 * 5) & _MASK32, 7) * 9) & _MASK32
+    t = (s1 << 9) & _MASK32
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = _rotl32(s3, 11)
+    s.rng[g, 0], s.rng[g, 1], s.rng[g, 2], s.rng[g, 3] = s0, s1, s2, s3
+    return result
+
+
+@jit
+def random_below(s, g, n):
+    """A random int in [0, n) (Lemire's multiply-shift; bias below 1e-7 for n <= 112)."""
+    return (next_u32(s, g) * n) >> 32
+
+
+@jit
+def shuffle(s, g, cards, n):
+    """Fisher-Yates shuffle of cards[0:n] in place."""
+    for i in range(n - 1, 0, -1):
+        j = random_below(s, g, i + 1)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+@jit
+def log_event(s, g, kind, a, b, c):
+    n = s.event_count[g]
+    if n < MAX_EVENTS:
+        s.events[g, n, 0] = kind
+        s.events[g, n, 1] = a
+        s.events[g, n, 2] = b
+        s.events[g, n, 3] = c
+        s.event_count[g] = n + 1
+
+
+@jit
+def next_seat(s, p, g, seat):
+    return (seat + s.direction[g]) % p.num_players
+
+
+@jit
+def top_card(s, g):
+    return s.discard[g, s.discard_count[g] - 1]
+
+
+@jit
+def holds_color(s, g, seat, color):
+    for rank in range(13):
+        if s.hands[g, seat, color * 13 + rank] > 0:
+            return True
+    return False
+
+
+@jit
+def is_playable(s, p, g, seat, card):
+    """RULES.md "A turn": colour, number or symbol match; wilds always (a Wild Draw
+    Four only without a card of the current colour when bluffing is off)."""
+    if card == WILD or card == SORTING_HAT:
+        return True
+    if card == WILD_DRAW4:
+        return p.wd4_bluffing == 1 or not holds_color(s, g, seat, s.current_color[g])
+    if CARD_COLOR[card] == s.current_color[g]:
+        return True
+    return CARD_RANK[card] == CARD_RANK[top_card(s, g)]
+
+
+@jit
+def has_playable_card(s, p, g, seat):
+    for card in range(NUM_CARD_TYPES):
+        if s.hands[g, seat, card] > 0 and is_playable(s, p, g, seat, card):
+            return True
+    return False
+
+
+@jit
+def add_to_hand(s, g, seat, card):
+    s.hands[g, seat, card] += 1
+    s.hand_sizes[g, seat] += 1
+
+
+@jit
+def hand_points(s, g, seat):
+    total = 0
+    for card in range(NUM_CARD_TYPES):
+        total += s.hands[g, seat, card] * CARD_POINTS[card]
+    return total
+
+
+# ---------------------------------------------------------------- drawing
+
+
+@jit
+def draw_one(s, g):
+    """Take the top card of the draw pile, reshuffling the discard pile (all but
+    its top card) into it when it is empty. Returns -1 when both are exhausted."""
+    if s.draw_count[g] == 0:
+        movable = s.discard_count[g] - 1
+        if movable <= 0:
+            return -1
+        for i in range(movable):
+            s.draw_pile[g, i] = s.discard[g, i]
+        s.discard[g, 0] = s.discard[g, movable]
+        s.discard_count[g] = 1
+        shuffle(s, g, s.draw_pile[g], movable)
+        s.draw_count[g] = movable
+        for i in range(movable):
+            s.reshuffled[g, i] = s.draw_pile[g, movable - 1 - i]
+        for i in range(movable, DECK_SIZE):
+            s.reshuffled[g, i] = -1
+        log_event(s, g, EV_RESHUFFLE, movable, 0, 0)
+    s.draw_count[g] -= 1
+    return s.draw_pile[g, s.draw_count[g]]
+
+
+@jit
+def forced_draw(s, g, seat, n, reason):
+    """Seat draws n cards as a penalty or effect; what it showed it lacks is stale now."""
+    drawn = 0
+    for _ in range(n):
+        card = draw_one(s, g)
+        if card < 0:
+            break
+        add_to_hand(s, g, seat, card)
+        drawn += 1
+    for color in range(4):
+        s.lacks_color[g, seat, color] = False
+    log_event(s, g, EV_PENALTY, seat, drawn, reason)
+
+
+@jit
+def draw_until_gryffindor(s, p, g, seat):
+    """The Sorting Hat: draw until a card of the Gryffindor colour (kept), or the piles run out."""
+    drawn = 0
+    last = -1
+    while True:
+        card = draw_one(s, g)
+        if card < 0:
+            last = -1
+            break
+        add_to_hand(s, g, seat, card)
+        drawn += 1
+        last = card
+        if CARD_COLOR[card] == p.gryffindor_color:
+            break
+    for color in range(4):
+        s.lacks_color[g, seat, color] = False
+    log_event(s, g, EV_HAT, seat, drawn, last)
+
+
+# ---------------------------------------------------------------- turns
+
+
+@jit
+def begin_turn(s, g, seat):
+    """A turn of seat begins: its standing UNO call ends (RULES.md "Calling UNO")."""
+    s.current_player[g] = seat
+    s.turn_player[g] = seat
+    s.phase[g] = PLAY
+    s.turn_card[g] = -1
+    s.drawn_card[g] = -1
+    s.uno_called[g, seat] = False
+
+
+@jit
+def skip_to_after(s, p, g, seat):
+    """seat loses its turn; the seat after it begins one."""
+    log_event(s, g, EV_SKIPPED, seat, 0, 0)
+    begin_turn(s, g, next_seat(s, p, g, seat))
+
+
+@jit
+def play_card(s, p, g, seat, card):
+    """Move card from seat's hand to the discard pile and start its effect."""
+    if card == WILD_DRAW4:
+        s.wd4_player[g] = seat
+        s.wd4_prev_color[g] = s.current_color[g]
+        s.wd4_guilty[g] = holds_color(s, g, seat, s.current_color[g])
+    s.hands[g, seat, card] -= 1
+    s.hand_sizes[g, seat] -= 1
+    s.discard[g, s.discard_count[g]] = card
+    s.discard_count[g] += 1
+    s.turn_card[g] = card
+    s.drawn_card[g] = -1
+    log_event(s, g, EV_PLAY, seat, card, 0)
+    if CARD_COLOR[card] < 0:
+        s.current_color[g] = -1
+        s.phase[g] = COLOR
+        s.starting_wild[g] = False
+        return
+    s.current_color[g] = CARD_COLOR[card]
+    s.lacks_color[g, seat, CARD_COLOR[card]] = False
+    if CARD_RANK[card] == REVERSE_RANK:
+        s.direction[g] = -s.direction[g]
+        log_event(s, g, EV_DIRECTION, s.direction[g], 0, 0)
+    end_turn(s, p, g)
+
+
+@jit
+def end_turn(s, p, g):
+    """The turn player's turn is over (its card and decisions resolved).
+
+    RULES.md "End of a round": an empty hand ends the round after the card's
+    effects. "Calling UNO": one card and no call opens the catch window before
+    anything happens to the next player.
+    """
+    seat = s.turn_player[g]
+    if s.hand_sizes[g, seat] == 0:
+        end_round(s, p, g, seat)
+        return
+    if s.hand_sizes[g, seat] == 1 and not s.uno_called[g, seat]:
+        if p.uno_catch == CATCH_WINDOW:
+            s.catch_offender[g] = seat
+            s.phase[g] = CATCH_PHASE
+            s.current_player[g] = next_seat(s, p, g, seat)
+            return
+        if p.uno_catch == CATCH_ALWAYS:
+            forced_draw(s, g, seat, p.uno_penalty, REASON_UNO)
+    apply_card_effect(s, p, g)
+
+
+@jit
+def apply_card_effect(s, p, g):
+    """What the turn's card does to the next player, then the next turn begins."""
+    seat = s.turn_player[g]
+    card = s.turn_card[g]
+    following = next_seat(s, p, g, seat)
+    if card < 0 or card == WILD or card == SORTING_HAT:
+        begin_turn(s, g, following)
+    elif card == WILD_DRAW4:
+        if p.wd4_bluffing == 1:
+            s.phase[g] = CHALLENGE_PHASE
+            s.current_player[g] = following
+        else:
+            forced_draw(s, g, following, 4, WD4_REASON_WD4)
+            skip_to_after(s, p, g, following)
+    elif CARD_RANK[card] == DRAW2_RANK:
+        forced_draw(s, g, following, 2, WD4_REASON_DRAW2)
+        skip_to_after(s, p, g, following)
+    elif CARD_RANK[card] == SKIP_RANK:
+        skip_to_after(s, p, g, following)
+    elif CARD_RANK[card] == REVERSE_RANK and p.num_players == 2 and p.two_player_reverse_skips == 1:
+        skip_to_after(s, p, g, following)
+    else:
+        begin_turn(s, g, following)
+
+
+# ---------------------------------------------------------------- rounds and matches
+
+
+@jit
+def end_round(s, p, g, winner):
+    """RULES.md "End of a round and scoring": a final Draw Two / Wild Draw Four still
+    makes the next player draw (no challenge); those cards count."""
+    card = s.turn_card[g]
+    following = next_seat(s, p, g, winner)
+    if card == WILD_DRAW4:
+        forced_draw(s, g, following, 4, WD4_REASON_WD4)
+    elif card >= 0 and CARD_COLOR[card] >= 0 and CARD_RANK[card] == DRAW2_RANK:
+        forced_draw(s, g, following, 2, WD4_REASON_DRAW2)
+    s.phase[g] = OVER
+    s.current_player[g] = -1
+
+
+@jit
+def deal_round(s, p, g, deck):
+    """RULES.md "Setup of a round", steps 2 and 3, with deck given top first."""
+    P = p.num_players
+    for i in range(DECK_SIZE):
+        s.round_deck[g, i] = deck[i]
+    s.hands[g, :, :] = 0
+    s.hand_sizes[g, :] = 0
+    s.uno_called[g, :] = False
+    s.lacks_color[g, :, :] = False
+    s.revealed[g, :, :, :] = 0
+    s.revealed_seen[g, :, :] = False
+    s.direction[g] = 1
+    s.turns[g] = 0
+    s.starting_wild[g] = False
+    s.wd4_player[g] = -1
+    s.wd4_prev_color[g] = -1
+    s.wd4_guilty[g] = False
+    s.catch_offender[g] = -1
+    dealer = s.dealer[g]
+    dealt = 7 * P
+    for i in range(dealt):
+        add_to_hand(s, g, (dealer + 1 + i) % P, deck[i])
+    remaining = DECK_SIZE - dealt
+    for i in range(remaining):
+        s.draw_pile[g, i] = deck[DECK_SIZE - 1 - i]
+    s.draw_count[g] = remaining
+    s.discard_count[g] = 0
+    # A starting Wild Draw Four goes back at a random place; turn the next card.
+    while True:
+        s.draw_count[g] -= 1
+        starter = s.draw_pile[g, s.draw_count[g]]
+        if starter != WILD_DRAW4:
+            break
+        count = s.draw_count[g]
+        place = random_below(s, g, count + 1)  # index from the bottom; count means on top
+        for i in range(count, place, -1):
+            s.draw_pile[g, i] = s.draw_pile[g, i - 1]
+        s.draw_pile[g, place] = WILD_DRAW4
+        s.draw_count[g] = count + 1
+        log_event(s, g, EV_WD4_RETURN, count - place, 0, 0)
+    s.discard[g, 0] = starter
+    s.discard_count[g] = 1
+    s.turn_card[g] = -1
+    s.drawn_card[g] = -1
+    log_event(s, g, EV_NEW_ROUND, s.round_number[g], dealer, starter)
+    left = (dealer + 1) % P
+    s.current_color[g] = CARD_COLOR[starter]
+    if CARD_COLOR[starter] < 0:  # Wild or Sorting Hat: the dealer's left names the colour
+        begin_turn(s, g, left)
+        s.phase[g] = COLOR
+        s.starting_wild[g] = True
+    elif CARD_RANK[starter] == DRAW2_RANK:
+        forced_draw(s, g, left, 2, REASON_START)
+        skip_to_after(s, p, g, left)
+    elif CARD_RANK[starter] == SKIP_RANK:
+        skip_to_after(s, p, g, left)
+    elif CARD_RANK[starter] == REVERSE_RANK:
+        s.direction[g] = -1
+        begin_turn(s, g, dealer)
+    else:
+        begin_turn(s, g, left)
+
+
+@jit
+def shuffled_deck(s, g):
+    deck = FULL_DECK.copy()
+    shuffle(s, g, deck, DECK_SIZE)
+    return deck
+
+
+@jit
+def draw_for_dealer(s, p, g):
+    """RULES.md "Setup", step 1: highest number deals; ties draw again from the same deck."""
+    P = p.num_players
+    deck = shuffled_deck(s, g)
+    position = 0
+    in_draw = np.ones(P, np.bool_)
+    while True:
+        best = -1
+        values = np.full(P, -1, np.int64)
+        for seat in range(P):
+            if in_draw[seat]:
+                if position == DECK_SIZE:
+                    shuffle(s, g, deck, DECK_SIZE)
+                    position = 0
+                values[seat] = CARD_DEALER_VALUE[deck[position]]
+                position += 1
+                best = max(best, values[seat])
+        tied = 0
+        for seat in range(P):
+            in_draw[seat] = values[seat] == best
+            tied += in_draw[seat]
+        if tied == 1:
+            for seat in range(P):
+                if in_draw[seat]:
+                    return seat
+
+
+@jit
+def start_match(s, p, g, deck, dealer):
+    """A fresh match: scores zero, round 1. deck[0] < 0 asks for a shuffled deck;
+    dealer < 0 asks for the draw for the first dealer."""
+    s.scores[g, :] = 0
+    s.round_number[g] = 1
+    s.dealer[g] = dealer if dealer >= 0 else draw_for_dealer(s, p, g)
+    deal_round(s, p, g, deck if deck[0] >= 0 else shuffled_deck(s, g))
+
+
+@jit
+def finish_round(s, p, g, rewards, terminated):
+    """Score a round that just ended (phase OVER, winner = turn player) and decide
+    the episode: RULES.md "End of a round and scoring"; rewards as in the README."""
+    P = p.num_players
+    winner = s.turn_player[g]
+    round_points = 0
+    for seat in range(P):
+        if seat != winner:
+            round_points += hand_points(s, g, seat)
+    match_over = False
+    if p.scoring == SCORING_WINNER:
+        s.scores[g, winner] += round_points
+        match_over = s.scores[g, winner] >= p.target_score
+    else:
+        for seat in range(P):
+            s.scores[g, seat] += hand_points(s, g, seat)
+            if s.scores[g, seat] >= p.target_score:
+                match_over = True
+    log_event(s, g, EV_ROUND_END, winner, round_points, 0)
+
+    if p.reward == REWARD_POINTS:
+        for seat in range(P):
+            if seat == winner:
+                rewards[g, seat] = round_points / 100.0
+            else:
+                rewards[g, seat] = -hand_points(s, g, seat) / 100.0
+    if p.episode == EPISODE_ROUND:
+        if p.reward == REWARD_WIN:
+            for seat in range(P):
+                rewards[g, seat] = 1.0 if seat == winner else -1.0
+        terminated[g] = True
+        return
+    if match_over:
+        lowest = s.scores[g, 0]
+        for seat in range(P):
+            lowest = min(lowest, s.scores[g, seat])
+        for seat in range(P):
+            if p.scoring == SCORING_WINNER:
+                won = seat == winner
+            else:
+                won = s.scores[g, seat] == lowest
+            if won:
+                log_event(s, g, EV_MATCH_END, seat, 0, 0)
+            if p.reward == REWARD_WIN:
+                rewards[g, seat] = 1.0 if won else -1.0
+        terminated[g] = True
+        return
+    # The match goes on: the deal passes left.
+    s.round_number[g] += 1
+    s.dealer[g] = (s.dealer[g] + 1) % P
+    deal_round(s, p, g, shuffled_deck(s, g))
+
+
+# ---------------------------------------------------------------- one decision
+
+
+@jit
+def apply_action(s, p, g, action):
+    """Carry out one legal action of the player to act in game g."""
+    seat = s.current_player[g]
+    phase = s.phase[g]
+    if action == UNO:
+        s.uno_called[g, seat] = True
+        log_event(s, g, EV_UNO, seat, 0, 0)
+    elif phase == PLAY and action == DRAW:
+        color = s.current_color[g]
+        s.lacks_color[g, seat, color] = True
+        card = draw_one(s, g)
+        log_event(s, g, EV_DRAW, seat, card, 0)
+        if card < 0:
+            end_turn(s, p, g)
+            return
+        add_to_hand(s, g, seat, card)
+        if is_playable(s, p, g, seat, card):
+            s.drawn_card[g] = card
+            s.phase[g] = DRAWN
+        else:
+            end_turn(s, p, g)
+    elif phase == PLAY or phase == DRAWN:
+        if action == KEEP:
+            log_event(s, g, EV_KEEP, seat, 0, 0)
+            s.drawn_card[g] = -1
+            end_turn(s, p, g)
+        else:
+            play_card(s, p, g, seat, action)
+    elif phase == COLOR:
+        color = action - COLOR_BASE
+        s.current_color[g] = color
+        log_event(s, g, EV_COLOR, seat, color, 0)
+        if s.starting_wild[g]:  # the starting card's colour: now the turn goes on
+            s.starting_wild[g] = False
+            s.phase[g] = PLAY
+        elif s.turn_card[g] == SORTING_HAT:
+            if p.num_players == 2:
+                target = 1 - seat
+                log_event(s, g, EV_TARGET, seat, target, 0)
+                draw_until_gryffindor(s, p, g, target)
+                end_turn(s, p, g)
+            else:
+                s.phase[g] = TARGET
+        else:
+            end_turn(s, p, g)
+    elif phase == TARGET:
+        target = (seat + action - TARGET_BASE + 1) % p.num_players
+        log_event(s, g, EV_TARGET, seat, target, 0)
+        draw_until_gryffindor(s, p, g, target)
+        end_turn(s, p, g)
+    elif phase == CHALLENGE_PHASE:
+        offender = s.wd4_player[g]
+        if action == ACCEPT:
+            log_event(s, g, EV_ACCEPT, seat, 0, 0)
+            forced_draw(s, g, seat, 4, WD4_REASON_WD4)
+            skip_to_after(s, p, g, seat)
+        else:
+            for card in range(NUM_CARD_TYPES):
+                s.revealed[g, seat, offender, card] = s.hands[g, offender, card]
+            s.revealed_seen[g, seat, offender] = True
+            log_event(s, g, EV_CHALLENGE, seat, offender, 1 if s.wd4_guilty[g] else 0)
+            if s.wd4_guilty[g]:
+                forced_draw(s, g, offender, 4, REASON_GUILTY)
+                begin_turn(s, g, seat)
+            else:
+                forced_draw(s, g, seat, 6, REASON_INNOCENT)
+                skip_to_after(s, p, g, seat)
+    elif phase == CATCH_PHASE:
+        offender = s.catch_offender[g]
+        if action == CATCH:
+            log_event(s, g, EV_CATCH, seat, offender, 0)
+            forced_draw(s, g, offender, p.uno_penalty, REASON_UNO)
+            s.catch_offender[g] = -1
+            apply_card_effect(s, p, g)
+        else:
+            log_event(s, g, EV_PASS, seat, offender, 0)
+            asked = next_seat(s, p, g, seat)
+            if asked == offender:
+                s.catch_offender[g] = -1
+                apply_card_effect(s, p, g)
+            else:
+                s.current_player[g] = asked
+
+
+@jit
+def legal_mask_one(s, p, g, mask):
+    """Fill mask (75 bools, all False on entry) with game g's legal actions."""
+    phase = s.phase[g]
+    seat = s.current_player[g]
+    if phase == PLAY:
+        any_playable = False
+        for card in range(NUM_CARD_TYPES):
+            if s.hands[g, seat, card] > 0 and is_playable(s, p, g, seat, card):
+                mask[card] = True
+                any_playable = True
+        mask[DRAW] = p.voluntary_draw == 1 or not any_playable
+        mask[UNO] = (
+            any_playable and p.uno_catch != CATCH_OFF and s.hand_sizes[g, seat] == 2 and not s.uno_called[g, seat]
+        )
+    elif phase == DRAWN:
+        mask[s.drawn_card[g]] = True
+        mask[KEEP] = True
+        mask[UNO] = p.uno_catch != CATCH_OFF and s.hand_sizes[g, seat] == 2 and not s.uno_called[g, seat]
+    elif phase == COLOR:
+        for color in range(4):
+            mask[COLOR_BASE + color] = True
+    elif phase == TARGET:
+        for k in range(p.num_players - 1):
+            mask[TARGET_BASE + k] = True
+    elif phase == CHALLENGE_PHASE:
+        mask[CHALLENGE] = True
+        mask[ACCEPT] = True
+    elif phase == CATCH_PHASE:
+        mask[CATCH] = True
+        mask[PASS] = True
+
+
+# ---------------------------------------------------------------- batch entry points
+
+
+@jit
+def reset_games(s, p, games, decks, dealers):
+    """Start a fresh match in each listed game. decks[i, 0] < 0: shuffle; dealers[i] < 0: draw."""
+    for i in range(games.shape[0]):
+        g = games[i]
+        s.event_count[g] = 0
+        start_match(s, p, g, decks[i], dealers[i])
+
+
+@jit
+def check_actions(s, p, actions, bad):
+    """Mark in bad the games whose action is not legal; return how many."""
+    mask = np.zeros(NUM_ACTIONS, np.bool_)
+    count = 0
+    for g in range(actions.shape[0]):
+        action = actions[g]
+        mask[:] = False
+        legal_mask_one(s, p, g, mask)
+        if action < 0 or action >= NUM_ACTIONS or not mask[action]:
+            bad[g] = True
+            count += 1
+    return count
+
+
+@jit
+def step_games(s, p, actions, rewards, terminated, truncated, auto_reset):
+    """Every game takes one (already checked) action. Finished games start a
+    fresh match when auto_reset, else stay OVER. Outputs describe the step."""
+    no_deck = np.full(1, -1, np.int8)
+    for g in range(actions.shape[0]):
+        rewards[g, :] = 0.0
+        terminated[g] = False
+        truncated[g] = False
+        if s.phase[g] == OVER:
+            continue
+        s.event_count[g] = 0
+        s.turns[g] += 1
+        apply_action(s, p, g, actions[g])
+        if s.phase[g] == OVER:
+            finish_round(s, p, g, rewards, terminated)
+        elif s.turns[g] >= p.max_turns:
+            s.phase[g] = OVER
+            s.current_player[g] = -1
+            truncated[g] = True
+            log_event(s, g, EV_TRUNCATED, 0, 0, 0)
+        if (terminated[g] or truncated[g]) and auto_reset:
+            start_match(s, p, g, no_deck, -1)
+
+
+@jit
+def legal_mask_games(s, p, out):
+    out[:, :] = False
+    for g in range(out.shape[0]):
+        legal_mask_one(s, p, g, out[g])

@@ -1,0 +1,127 @@
+"""The rules options: every **[option]** of RULES.md plus the episode and reward settings.
+
+``RulesOptions`` is frozen and checked on construction; an unknown name or a
+bad value raises ``ValueError`` naming the field. ``kernel_params`` turns it
+into the plain integers the compiled kernel reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .cards import COLORS
+
+UNO_CATCH_MODES = ("window", "always", "off")
+SCORING_MODES = ("winner", "lowest")
+EPISODE_MODES = ("round", "match")
+REWARD_MODES = ("win", "points")
+
+
+@dataclass(frozen=True)
+class RulesOptions:
+    """Rules variants (RULES.md) and episode/reward settings, defaults as the rules decide.
+
+    Attributes:
+        uno_penalty: cards drawn by a player caught not calling UNO (sheet 004's classic deck uses 4).
+        uno_catch: ``"window"`` (other players may catch before the next player starts),
+            ``"always"`` (an uncalled UNO is always caught) or ``"off"`` (no calls, no catches).
+        wd4_bluffing: an illegal Wild Draw Four may be played (and challenged); with False it is
+            masked out and no challenge is offered.
+        two_player_reverse_skips: with two players a Reverse acts as a Skip.
+        voluntary_draw: drawing is allowed while holding a playable card (False: RLCard's rule).
+        gryffindor_color: the colour a Sorting Hat's target draws until.
+        target_score: match points that end a match.
+        scoring: ``"winner"`` (the round's winner takes the points) or ``"lowest"``
+            (each player adds their own hand; lowest total wins once anyone reaches the target).
+        max_turns: decisions after which a round is truncated.
+        episode: ``"round"`` (one round per episode) or ``"match"`` (rounds until the match ends).
+        reward: ``"win"`` (+1 / -1) or ``"points"`` (card points / 100).
+    """
+
+    uno_penalty: int = 2
+    uno_catch: str = "window"
+    wd4_bluffing: bool = True
+    two_player_reverse_skips: bool = True
+    voluntary_draw: bool = True
+    gryffindor_color: str = "red"
+    target_score: int = 500
+    scoring: str = "winner"
+    max_turns: int = 10000
+    episode: str = "round"
+    reward: str = "win"
+
+    def __post_init__(self):
+        def check_int(name, low, high):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"{name} must be an int in [{low}, {high}], got {value!r}")
+
+        def check_bool(name):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+
+        def check_choice(name, choices):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
+
+        check_int("uno_penalty", 0, 20)
+        check_choice("uno_catch", UNO_CATCH_MODES)
+        check_bool("wd4_bluffing")
+        check_bool("two_player_reverse_skips")
+        check_bool("voluntary_draw")
+        check_choice("gryffindor_color", COLORS)
+        check_int("target_score", 1, 1_000_000)
+        check_choice("scoring", SCORING_MODES)
+        check_int("max_turns", 1, 100_000_000)
+        check_choice("episode", EPISODE_MODES)
+        check_choice("reward", REWARD_MODES)
+
+    @classmethod
+    def from_kwargs(cls, **kwargs) -> "RulesOptions":
+        """Build from keyword options, with a clear error for an unknown name."""
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise ValueError(f"unknown rules option(s) {unknown}; known options: {sorted(known)}")
+        return cls(**kwargs)
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class KernelParams(NamedTuple):
+    """The options as integers, the form the compiled kernel takes."""
+
+    num_players: int
+    uno_penalty: int
+    uno_catch: int  # index into UNO_CATCH_MODES
+    wd4_bluffing: int
+    two_player_reverse_skips: int
+    voluntary_draw: int
+    gryffindor_color: int
+    target_score: int
+    scoring: int  # index into SCORING_MODES
+    max_turns: int
+    episode: int  # index into EPISODE_MODES
+    reward: int  # index into REWARD_MODES
+
+
+def kernel_params(options: RulesOptions, num_players: int) -> KernelParams:
+    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 2 <= num_players <= 10:
+        raise ValueError(f"num_players must be an int in [2, 10], got {num_players!r}")
+    return KernelParams(
+        num_players=num_players,
+        uno_penalty=options.uno_penalty,
+        uno_catch=UNO_CATCH_MODES.index(options.uno_catch),
+        wd4_bluffing=int(options.wd4_bluffing),
+        two_player_reverse_skips=int(options.two_player_reverse_skips),
+        voluntary_draw=int(options.voluntary_draw),
+        gryffindor_color=COLORS.index(options.gryffindor_color),
+        target_score=options.target_score,
+        scoring=SCORING_MODES.index(options.scoring),
+        max_turns=options.max_turns,
+        episode=EPISODE_MODES.index(options.episode),
+        reward=REWARD_MODES.index(options.reward),
+    )
