@@ -384,14 +384,15 @@ def end_turn(s, p, g):
     """The turn player's turn is over (its card and decisions resolved).
 
     RULES.md "End of a round": an empty hand ends the round after the card's
-    effects. "Calling UNO": one card and no call opens the catch window before
-    anything happens to the next player.
+    effects. "Calling UNO": a play that left one card, without a call, opens the
+    catch window before anything happens to the next player. (A player left
+    with one card by a draw that found nothing could not have called.)
     """
     seat = s.turn_player[g]
     if s.hand_sizes[g, seat] == 0:
         end_round(s, p, g, seat)
         return
-    if s.hand_sizes[g, seat] == 1 and not s.uno_called[g, seat]:
+    if s.hand_sizes[g, seat] == 1 and not s.uno_called[g, seat] and s.turn_card[g] >= 0:
         if p.uno_catch == CATCH_WINDOW:
             s.catch_offender[g] = seat
             s.phase[g] = CATCH_PHASE
