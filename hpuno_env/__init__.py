@@ -5,6 +5,7 @@ The rules live once, in the batched numba kernel (``kernel.py``), driven by
 options in ``options.py``, observation encodings in ``encoding.py``.
 """
 
+from .aec_env import env, raw_env
 from .cards import ACTION_LABELS, CARD_LABELS
 from .encoding import observation_layout, observation_size
 from .engine import VectorEngine
@@ -17,6 +18,8 @@ __all__ = [
     "CARD_LABELS",
     "RulesOptions",
     "VectorEngine",
+    "env",
+    "raw_env",
     "observation_layout",
     "observation_size",
 ]

@@ -61,59 +61,62 @@ def observation_size(num_players: int) -> int:
 
 
 @jit
-def observe_games(s, p, out):
-    """Write into out[g] the view of the player to act in each game g."""
+def observe_games(s, p, seats, out):
+    """Write into out[g] the view of seat seats[g] of each game g (all zeros for seat -1)."""
+    out[:, :] = 0
+    for g in range(out.shape[0]):
+        if seats[g] >= 0:
+            observe_one(s, p, g, seats[g], out[g])
+
+
+@jit
+def observe_one(s, p, g, seat, row):
+    """Write into row (zeroed) what seat knows of game g."""
     P = p.num_players
     others = P - 1
     C = NUM_CARD_TYPES
-    out[:, :] = 0
-    for g in range(out.shape[0]):
-        seat = s.current_player[g]
-        if seat < 0:  # a finished game (no auto-reset): nobody to act, an all-zero view
-            continue
-        row = out[g]
-        for card in range(C):
-            row[card] = s.hands[g, seat, card]
-        top = s.discard[g, s.discard_count[g] - 1]
-        row[C + top] = 1
-        at = 2 * C
-        if s.current_color[g] >= 0:
-            row[at + s.current_color[g]] = 1
-        at += 4
-        row[at + s.phase[g]] = 1
-        at += NUM_PHASES
-        if s.phase[g] == DRAWN:
-            row[at + s.drawn_card[g]] = 1
-        at += C
-        row[at] = 1 if s.direction[g] > 0 else 0
-        row[at + 1] = s.draw_count[g]
-        at += 2
-        for i in range(s.discard_count[g]):
-            row[at + s.discard[g, i]] += 1
-        at += C
-        row[at] = min(100, s.scores[g, seat] * 100 // p.target_score)
-        row[at + 1] = s.uno_called[g, seat]
-        at += 2
-        for k in range(others):
-            other = (seat + 1 + k) % P
-            row[at + k] = min(127, s.hand_sizes[g, other])
-            row[at + others + k] = s.uno_called[g, other]
-            for color in range(4):
-                row[at + 2 * others + 4 * k + color] = s.lacks_color[g, other, color]
-            row[at + 6 * others + k] = min(100, s.scores[g, other] * 100 // p.target_score)
-        at += 7 * others
-        if s.phase[g] == CHALLENGE_PHASE and s.wd4_prev_color[g] >= 0:
-            row[at + s.wd4_prev_color[g]] = 1
-        at += 4
-        if s.phase[g] == CATCH_PHASE:
-            row[at + (s.catch_offender[g] - seat - 1) % P] = 1
-        at += others
-        for k in range(others):
-            other = (seat + 1 + k) % P
-            if s.revealed_seen[g, seat, other]:
-                row[at + k] = 1
-                for card in range(C):
-                    row[at + others + k * C + card] = s.revealed[g, seat, other, card]
+    for card in range(C):
+        row[card] = s.hands[g, seat, card]
+    top = s.discard[g, s.discard_count[g] - 1]
+    row[C + top] = 1
+    at = 2 * C
+    if s.current_color[g] >= 0:
+        row[at + s.current_color[g]] = 1
+    at += 4
+    row[at + s.phase[g]] = 1
+    at += NUM_PHASES
+    if s.phase[g] == DRAWN and seat == s.current_player[g]:  # only the drawer saw it
+        row[at + s.drawn_card[g]] = 1
+    at += C
+    row[at] = 1 if s.direction[g] > 0 else 0
+    row[at + 1] = s.draw_count[g]
+    at += 2
+    for i in range(s.discard_count[g]):
+        row[at + s.discard[g, i]] += 1
+    at += C
+    row[at] = min(100, s.scores[g, seat] * 100 // p.target_score)
+    row[at + 1] = s.uno_called[g, seat]
+    at += 2
+    for k in range(others):
+        other = (seat + 1 + k) % P
+        row[at + k] = min(127, s.hand_sizes[g, other])
+        row[at + others + k] = s.uno_called[g, other]
+        for color in range(4):
+            row[at + 2 * others + 4 * k + color] = s.lacks_color[g, other, color]
+        row[at + 6 * others + k] = min(100, s.scores[g, other] * 100 // p.target_score)
+    at += 7 * others
+    if s.phase[g] == CHALLENGE_PHASE and s.wd4_prev_color[g] >= 0:
+        row[at + s.wd4_prev_color[g]] = 1
+    at += 4
+    if s.phase[g] == CATCH_PHASE and s.catch_offender[g] != seat:
+        row[at + (s.catch_offender[g] - seat - 1) % P] = 1
+    at += others
+    for k in range(others):
+        other = (seat + 1 + k) % P
+        if s.revealed_seen[g, seat, other]:
+            row[at + k] = 1
+            for card in range(C):
+                row[at + others + k * C + card] = s.revealed[g, seat, other, card]
 
 
 def state_size(num_players: int) -> int:

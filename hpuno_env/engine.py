@@ -14,12 +14,64 @@ envs) drives one of these.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from . import kernel
 from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_SIZE, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, observe_games, state_size
 from .options import RulesOptions, kernel_params
+
+
+@kernel.jit
+def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad):
+    """Step every game unless some action is illegal; return how many are (0: stepped)."""
+    illegal = kernel.check_actions(s, p, actions, bad)
+    if illegal == 0:
+        kernel.step_games(s, p, actions, rewards, terminated, truncated, auto_reset)
+    return illegal
+
+
+@kernel.jit
+def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, observations, masks):
+    """checked_step, then the next views and legal masks: one call per batch step."""
+    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad)
+    if illegal == 0:
+        kernel.legal_mask_games(s, p, masks)
+        observe_games(s, p, s.current_player, observations)
+    return illegal
+
+
+class _CompiledCall:
+    """Call a kernel's compiled code directly, skipping numba's per-call argument typing.
+
+    Numba types a NamedTuple argument in Python, about 12 us per call for the
+    EngineState record: more than the work of one game's step. The engine
+    always passes the same argument types, so after the first call has
+    compiled (or loaded from cache) the kernel for them, later calls go
+    straight to that compiled overload. Under NUMBA_DISABLE_JIT the kernel
+    is plain Python and is called as it is.
+    """
+
+    def __init__(self, function):
+        self.function = function
+        self.entry_point = None
+
+    def __call__(self, *args):
+        if self.entry_point is not None:
+            return self.entry_point(*args)
+        result = self.function(*args)
+        if hasattr(self.function, "overloads"):
+            argument_types = tuple(numba.typeof(argument) for argument in args)
+            self.entry_point = self.function.overloads[argument_types].entry_point
+        return result
+
+
+_reset_games = _CompiledCall(kernel.reset_games)
+_legal_mask_games = _CompiledCall(kernel.legal_mask_games)
+_observe_games = _CompiledCall(observe_games)
+_checked_step = _CompiledCall(checked_step)
+_checked_step_observe = _CompiledCall(checked_step_observe)
 
 
 class VectorEngine:
@@ -55,7 +107,6 @@ class VectorEngine:
         self._truncated = np.zeros(self.num_games, np.bool_)
         self._bad = np.zeros(self.num_games, np.bool_)
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), np.bool_)
-        self._obs = np.zeros((self.num_games, self.observation_size), OBS_DTYPE)
         self._all_games = np.arange(self.num_games, dtype=np.int64)
 
     # ------------------------------------------------------------ seeding and reset
@@ -91,7 +142,7 @@ class VectorEngine:
             dealers = np.full(len(games), int(dealer), np.int64)
         if seed is not None or not self._seeded:
             self.seed(self._seed if seed is None else seed)
-        kernel.reset_games(self.state, self.params, games, decks, dealers)
+        _reset_games(self.state, self.params, games, decks, dealers)
 
     def _decks_option(self, deck, count: int) -> np.ndarray:
         if deck is None:
@@ -116,13 +167,22 @@ class VectorEngine:
 
     def legal_mask(self) -> np.ndarray:
         """(num_games, 75) bool: the legal actions of the player to act. A fresh array."""
-        kernel.legal_mask_games(self.state, self.params, self._mask)
+        _legal_mask_games(self.state, self.params, self._mask)
         return self._mask.copy()
 
-    def observe(self) -> np.ndarray:
-        """(num_games, observation_size) int8: each game's acting player's view. A fresh array."""
-        observe_games(self.state, self.params, self._obs)
-        return self._obs.copy()
+    def observe(self, seats=None) -> np.ndarray:
+        """(num_games, observation_size) int8: each game's acting player's view, or the view
+        of ``seats[g]`` in game g (all zeros where the seat is -1). A fresh array."""
+        if seats is None:
+            seats = self.state.current_player
+        else:
+            seats = np.asarray(seats)
+            if seats.shape != (self.num_games,) or seats.dtype.kind not in "iu" or seats.max() >= self.num_players:
+                raise ValueError(f"seats must be {self.num_games} ints in [-1, {self.num_players})")
+            seats = seats.astype(np.int8)
+        observations = np.empty((self.num_games, self.observation_size), OBS_DTYPE)
+        _observe_games(self.state, self.params, seats, observations)
+        return observations
 
     def state_vector(self) -> np.ndarray:
         """(num_games, state_size) int8: full information (all hands), for centralised critics."""
@@ -136,17 +196,36 @@ class VectorEngine:
         finished one. An illegal action anywhere raises ``ValueError`` naming
         the games, and no game changes.
         """
+        actions = self._checked_actions(actions)
+        illegal = _checked_step(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset, self._bad)
+        self._raise_if_illegal(illegal, actions)
+        return self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
+
+    def step_observe(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``step``, then ``observe()`` and ``legal_mask()`` of the games as they now stand,
+        in one kernel call: (observations, masks, rewards, terminated, truncated)."""
+        actions = self._checked_actions(actions)
+        observations = np.empty((self.num_games, self.observation_size), OBS_DTYPE)
+        masks = np.empty((self.num_games, NUM_ACTIONS), np.bool_)
+        illegal = _checked_step_observe(
+            self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
+            self.auto_reset, self._bad, observations, masks,
+        )
+        self._raise_if_illegal(illegal, actions)
+        return observations, masks, self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
+
+    def _checked_actions(self, actions) -> np.ndarray:
         actions = np.asarray(actions)
         if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be an int array of shape ({self.num_games},), got {actions.dtype} {actions.shape}")
-        actions = actions.astype(np.int64, copy=False)
         self._bad[:] = False
-        if kernel.check_actions(self.state, self.params, actions, self._bad):
+        return np.ascontiguousarray(actions, dtype=np.int64)
+
+    def _raise_if_illegal(self, illegal: int, actions: np.ndarray) -> None:
+        if illegal:
             games = np.flatnonzero(self._bad)
             details = ", ".join(f"game {g}: {self._action_name(actions[g])}" for g in games[:5])
             raise ValueError(f"illegal action in {len(games)} game(s) {games[:20].tolist()} ({details})")
-        kernel.step_games(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset)
-        return self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
 
     @staticmethod
     def _action_name(action) -> str:

@@ -1,0 +1,226 @@
+"""Harry Potter UNO
+
+| | |
+|---|---|
+| Import | ``import hpuno_env; env = hpuno_env.env(num_players=4)`` |
+| Actions | Discrete(75) |
+| Parallel API | No |
+| Manual control | No |
+| Agents | ``player_0`` .. ``player_{n-1}``, 2 <= n <= 10 |
+| Action shape | (1,) |
+| Action values | 0 .. 74 (``hpuno_env.ACTION_LABELS``) |
+| Observation shape | ``{"observation": (obs_size,) int8, "action_mask": (75,) int8}`` |
+| Observation values | 0 .. 127 |
+| State shape | (state_size,) int8 |
+
+UNO with the 112-card Harry Potter deck: four Sorting Hat wilds send a chosen
+player drawing until a Gryffindor (red) card. Every rule of the real game is
+played: Wild Draw Four bluffs and challenges, UNO calls and catch windows,
+2-10 players, 500-point matches. The rules live in the batched numba engine
+(``hpuno_env.VectorEngine``); this environment drives it with one game.
+
+### Observation
+
+``observe(agent)`` returns a dict: ``"observation"``, the int8 vector of what
+that seat knows (its hand, the top card and colour, the phase, the card it just
+drew, pile sizes, the discards, every seat's hand size, UNO call, the colours
+it showed it lacks and score, challenge facts and hands revealed to it); the
+name -> slice map is ``hpuno_env.observation_layout(num_players)`` and the
+README has the table. ``"action_mask"`` is 1 for the legal actions of the
+agent to act (all zeros for the others); it is also in ``infos[agent]``.
+
+### Actions
+
+75 discrete actions, fixed for every player count (``ACTION_LABELS``):
+``play:<card>`` (0-54, the card-type code), ``draw``, ``keep``, ``uno``,
+``challenge``, ``accept``, ``catch``, ``pass``, ``target:1``-``target:9``
+(seats to the left) and ``color:<colour>``. Every choice is a step of its
+own: a wild's player names the colour in a later step, a catch window asks
+the other seats one by one.
+
+### Rewards
+
+Default (``episode="round"``, ``reward="win"``): +1 to the round's winner,
+-1 to every other seat, when the round ends, whoever moved last. A truncated
+round (``max_turns``) gives 0. ``reward="points"``: the winner gets the
+round's points / 100, the others minus their own hand's points / 100.
+``episode="match"``: rounds until the match ends (``target_score``), rewards
+at the match's end (``"win"``) or at each round's end (``"points"``).
+
+### Options
+
+``hpuno_env.env(num_players=4, render_mode=None, **rule_options)`` with the
+rule options of ``hpuno_env.RulesOptions`` (``uno_penalty``, ``uno_catch``,
+``wd4_bluffing``, ``two_player_reverse_skips``, ``voluntary_draw``,
+``gryffindor_color``, ``target_score``, ``scoring``, ``max_turns``,
+``episode``, ``reward``); an unknown name or bad value raises ``ValueError``.
+``reset(seed=None, options={"deck": [112 labels, top first], "dealer": k})``
+stacks a scenario; other option keys are ignored. Render modes: ``"ansi"``
+(text, coloured where the terminal supports it), ``"human"`` (prints it),
+``"rgb_array"`` (a picture of the table).
+
+``env()`` is wrapped like PettingZoo's classic games: an illegal action ends
+the game with reward -1 for the offender. ``raw_env.step`` raises
+``ValueError`` on an illegal action and changes nothing.
+
+### Version history
+
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .cards import ACTION_LABELS, NUM_ACTIONS
+from .engine import VectorEngine
+from .render import describe_events, render_ansi, render_rgb
+
+HISTORY_LINES = 8
+
+
+def env(num_players: int = 4, render_mode: str | None = None, **rule_options) -> AECEnv:
+    """The environment wrapped as PettingZoo's classic games are."""
+    wrapped = raw_env(num_players=num_players, render_mode=render_mode, **rule_options)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv, EzPickle):
+    metadata = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "name": "hpuno_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, num_players: int = 4, render_mode: str | None = None, **rule_options):
+        EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, **rule_options)
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.engine = VectorEngine(num_games=1, num_players=num_players, auto_reset=False, **rule_options)
+        self.render_mode = render_mode
+        self.possible_agents = list(self.engine.agents)
+        self.agents = []
+        observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0, 127, (self.engine.observation_size,), np.int8),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.state_space = spaces.Box(0, 127, (self.engine.state_size,), np.int8)
+        self._action = np.zeros(1, np.int64)
+        self._no_mask = np.zeros(NUM_ACTIONS, np.int8)
+        self._history: deque[str] = deque(maxlen=HISTORY_LINES)
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------ the game
+
+    def reset(self, seed=None, options=None):
+        options = options or {}
+        self.engine.reset(seed=seed, options={key: options[key] for key in ("deck", "dealer") if key in options})
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {agent: {"action_mask": self._no_mask} for agent in self.agents}
+        self._observation = self.engine.observe()[0]
+        self._mask = self.engine.legal_mask()[0]
+        self._select_current()
+        self._had_rewards = False
+        self._history.clear()
+        self._record_events()
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        action = int(action)
+        if not (0 <= action < NUM_ACTIONS and self._mask[action]):
+            raise ValueError(f"illegal action {action} ({ACTION_LABELS[action] if 0 <= action < NUM_ACTIONS else 'out of range'}) for {agent}")
+        self._action[0] = action
+        observations, masks, rewards, terminated, truncated = self.engine.step_observe(self._action)
+        self._observation, self._mask = observations[0], masks[0]
+        self._cumulative_rewards[agent] = 0.0
+        if rewards.any() or self._had_rewards:
+            for seat, name in enumerate(self.agents):
+                self.rewards[name] = float(rewards[0, seat])
+            self._had_rewards = bool(rewards.any())
+        if terminated[0] or truncated[0]:
+            flags = self.terminations if terminated[0] else self.truncations
+            for name in self.agents:
+                flags[name] = True
+        self.infos[agent] = {"action_mask": self._no_mask}
+        self._select_current()
+        self._accumulate_rewards()
+        if self.render_mode is not None:
+            self._record_events()
+            if self.render_mode == "human":
+                self.render()
+
+    def _select_current(self):
+        seat = int(self.engine.current_player[0])
+        if seat >= 0:
+            self.agent_selection = self.possible_agents[seat]
+            self.infos[self.agent_selection] = {"action_mask": self._mask.astype(np.int8)}
+
+    def observe(self, agent):
+        seat = self.possible_agents.index(agent)
+        if agent == self.agent_selection and seat == self.engine.current_player[0]:
+            return {"observation": self._observation, "action_mask": self._mask.astype(np.int8)}
+        seats = np.array([seat], np.int8)
+        return {"observation": self.engine.observe(seats)[0], "action_mask": self._no_mask.copy()}
+
+    def state(self) -> np.ndarray:
+        """Full information (every hand), for centralised critics; see ``encoding.full_state``."""
+        return self.engine.state_vector()[0]
+
+    def game_state(self) -> dict:
+        """The game as a plain JSON-serialisable dict (keys in INTERFACE.md)."""
+        return self.engine.game_state(0)
+
+    # ------------------------------------------------------------ rendering
+
+    def _record_events(self):
+        viewer = self.possible_agents.index(self.agent_selection) if self.agents else None
+        self._history.extend(describe_events(self.engine.events(0), self.possible_agents, viewer))
+
+    def render(self):
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        state = self.game_state()
+        viewer = state["current"] or self.agent_selection
+        if self.render_mode == "rgb_array":
+            return render_rgb(state, viewer, list(self._history))
+        use_color = self.render_mode == "human" and sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
+        text = render_ansi(state, viewer, list(self._history), color=use_color)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self):
+        pass
