@@ -10,13 +10,17 @@ from .cards import ACTION_LABELS, CARD_LABELS
 from .encoding import observation_layout, observation_size
 from .engine import VectorEngine
 from .options import RulesOptions
+from .vector_env import HPUnoGymVectorEnv, HPUnoVecEnv, SeatBatch
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ACTION_LABELS",
     "CARD_LABELS",
+    "HPUnoGymVectorEnv",
+    "HPUnoVecEnv",
     "RulesOptions",
+    "SeatBatch",
     "VectorEngine",
     "env",
     "raw_env",

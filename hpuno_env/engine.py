@@ -24,18 +24,18 @@ from .options import RulesOptions, kernel_params
 
 
 @kernel.jit
-def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad):
+def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle):
     """Step every game unless some action is illegal; return how many are (0: stepped)."""
-    illegal = kernel.check_actions(s, p, actions, bad)
+    illegal = kernel.check_actions(s, p, actions, bad, allow_idle)
     if illegal == 0:
         kernel.step_games(s, p, actions, rewards, terminated, truncated, auto_reset)
     return illegal
 
 
 @kernel.jit
-def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, observations, masks):
+def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, observations, masks):
     """checked_step, then the next views and legal masks: one call per batch step."""
-    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad)
+    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle)
     if illegal == 0:
         kernel.legal_mask_games(s, p, masks)
         observe_games(s, p, s.current_player, observations)
@@ -188,8 +188,11 @@ class VectorEngine:
         """(num_games, state_size) int8: full information (all hands), for centralised critics."""
         return full_state(self.state, self.num_players, self.options.target_score)
 
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def step(self, actions, partial: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every game takes one action; returns (rewards, terminated, truncated).
+
+        With ``partial=True`` an action of -1 leaves that game as it is (for
+        drivers that move only some games, such as the training envs).
 
         rewards: (num_games, num_players) float32, for every seat. With auto-reset,
         finished games already hold a fresh match; the outputs describe the
@@ -197,11 +200,11 @@ class VectorEngine:
         the games, and no game changes.
         """
         actions = self._checked_actions(actions)
-        illegal = _checked_step(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset, self._bad)
+        illegal = _checked_step(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset, self._bad, bool(partial))
         self._raise_if_illegal(illegal, actions)
         return self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
 
-    def step_observe(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def step_observe(self, actions, partial: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``step``, then ``observe()`` and ``legal_mask()`` of the games as they now stand,
         in one kernel call: (observations, masks, rewards, terminated, truncated)."""
         actions = self._checked_actions(actions)
@@ -209,7 +212,7 @@ class VectorEngine:
         masks = np.empty((self.num_games, NUM_ACTIONS), np.bool_)
         illegal = _checked_step_observe(
             self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
-            self.auto_reset, self._bad, observations, masks,
+            self.auto_reset, self._bad, bool(partial), observations, masks,
         )
         self._raise_if_illegal(illegal, actions)
         return observations, masks, self._rewards.copy(), self._terminated.copy(), self._truncated.copy()

@@ -743,12 +743,15 @@ def reset_games(s, p, games, decks, dealers):
 
 
 @jit
-def check_actions(s, p, actions, bad):
-    """Mark in bad the games whose action is not legal; return how many."""
+def check_actions(s, p, actions, bad, allow_idle):
+    """Mark in bad the games whose action is not legal; return how many.
+    With allow_idle, -1 (leave this game as it is) is accepted too."""
     mask = np.zeros(NUM_ACTIONS, np.bool_)
     count = 0
     for g in range(actions.shape[0]):
         action = actions[g]
+        if allow_idle and action == -1:
+            continue
         mask[:] = False
         legal_mask_one(s, p, g, mask)
         if action < 0 or action >= NUM_ACTIONS or not mask[action]:
@@ -759,14 +762,15 @@ def check_actions(s, p, actions, bad):
 
 @jit
 def step_games(s, p, actions, rewards, terminated, truncated, auto_reset):
-    """Every game takes one (already checked) action. Finished games start a
-    fresh match when auto_reset, else stay OVER. Outputs describe the step."""
+    """Every game takes one (already checked) action; a game with action -1 or
+    already OVER is left alone. Finished games start a fresh match when
+    auto_reset, else stay OVER. Outputs describe the step."""
     no_deck = np.full(1, -1, np.int8)
     for g in range(actions.shape[0]):
         rewards[g, :] = 0.0
         terminated[g] = False
         truncated[g] = False
-        if s.phase[g] == OVER:
+        if s.phase[g] == OVER or actions[g] < 0:
             continue
         s.event_count[g] = 0
         s.turns[g] += 1

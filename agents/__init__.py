@@ -1,0 +1,37 @@
+"""Players for hpuno-env behind one batched call: ``policy.act(observations, action_masks)``.
+
+>>> import agents
+>>> policy = agents.load("heuristic", num_players=4, seed=0)
+>>> actions = policy.act(engine.observe(), engine.legal_mask())
+
+``load`` takes a built-in name (``available()``), a shipped trained agent's
+name, or the path of a saved agent file (``.zip`` from ``train.py``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .heuristic import HeuristicAgent
+from .random_agent import RandomAgent
+from .trained import SHIPPED, TrainedAgent
+
+BUILT_IN = {"random": RandomAgent, "heuristic": HeuristicAgent}
+
+
+def available() -> list[str]:
+    """Names ``load`` accepts besides file paths: the built-in players and the shipped trained agents."""
+    return sorted(BUILT_IN) + sorted(SHIPPED)
+
+
+def load(name_or_path: str, num_players: int = 4, seed: int | None = None):
+    """A policy with ``act(observations, action_masks) -> actions`` for games of num_players."""
+    if not isinstance(num_players, int) or isinstance(num_players, bool) or not 2 <= num_players <= 10:
+        raise ValueError(f"num_players must be an int in [2, 10], got {num_players!r}")
+    if name_or_path in BUILT_IN:
+        return BUILT_IN[name_or_path](num_players=num_players, seed=seed)
+    if name_or_path in SHIPPED:
+        return TrainedAgent.load(SHIPPED[name_or_path], num_players=num_players, seed=seed)
+    if os.path.exists(name_or_path):
+        return TrainedAgent.load(name_or_path, num_players=num_players, seed=seed)
+    raise ValueError(f"unknown agent {name_or_path!r}: not one of {available()} and no such file")
