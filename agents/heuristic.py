@@ -29,6 +29,10 @@ class HeuristicAgent:
         self.layout = observation_layout(num_players)
         self.rng = np.random.default_rng(seed)
 
+    def seed(self, seed: int | None) -> None:
+        """Restart the agent's random stream (used by the training envs' reset(seed))."""
+        self.rng = np.random.default_rng(seed)
+
     def act(self, observations, action_masks) -> np.ndarray:
         masks = check_batch(observations, action_masks)
         obs = np.asarray(observations).astype(np.int32)

@@ -14,6 +14,10 @@ class RandomAgent:
         self.num_players = num_players
         self.rng = np.random.default_rng(seed)
 
+    def seed(self, seed: int | None) -> None:
+        """Restart the agent's random stream (used by the training envs' reset(seed))."""
+        self.rng = np.random.default_rng(seed)
+
     def act(self, observations, action_masks) -> np.ndarray:
         masks = check_batch(observations, action_masks)
         scores = self.rng.random(masks.shape) * masks

@@ -71,8 +71,12 @@ class SeatBatch:
         self.opponent = opponent
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh matches in every game. A seed reseeds the engine, the seat draw and the
+        opponent (if it has a ``seed`` method), so the same seed replays the same games."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
+            if callable(getattr(self.opponent, "seed", None)):
+                self.opponent.seed(seed + 1)
         self.engine.reset(seed=seed)
         self._draw_seats(np.arange(self.num_envs))
         self._carry[:] = self._play_opponents()
@@ -107,7 +111,11 @@ class SeatBatch:
     def _play_opponents(self, observations=None, masks=None, terminated=None, truncated=None) -> np.ndarray:
         """Let the opponent move in every running game until the learner is to act, and
         leave the learner's views in self.observations / self.masks. Returns what the
-        learner's seat was paid meanwhile; episode flags are updated in place."""
+        learner's seat was paid meanwhile; episode flags are updated in place.
+
+        Without flags (right after a reset) a game that the opponents finish before the
+        learner's first decision is dealt again: that episode has no decision to credit.
+        """
         if observations is None:
             observations, masks = self.engine.observe(), self.engine.legal_mask()
         paid = np.zeros(self.num_envs, np.float32)
@@ -125,6 +133,12 @@ class SeatBatch:
             if terminated is not None:
                 terminated |= ended
                 truncated |= cut
+            elif (ended | cut).any():
+                restart = np.flatnonzero(ended | cut)
+                paid[restart] = 0.0
+                self.engine.reset(games=restart)
+                self._draw_seats(restart)
+                observations, masks = self.engine.observe(), self.engine.legal_mask()
 
 
 class HPUnoVecEnv(VecEnv):
