@@ -143,7 +143,7 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: {"action_mask": self._no_mask} for agent in self.agents}
         self._observation = self.engine.observe()[0]
-        self._mask = self.engine.legal_mask()[0]
+        self._mask = self.engine.legal_mask()[0].view(np.int8)
         self._select_current()
         self._had_rewards = False
         self._history.clear()
@@ -160,7 +160,9 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"illegal action {action} ({ACTION_LABELS[action] if 0 <= action < NUM_ACTIONS else 'out of range'}) for {agent}")
         self._action[0] = action
         observations, masks, rewards, terminated, truncated = self.engine.step_observe(self._action)
-        self._observation, self._mask = observations[0], masks[0]
+        # A fresh array each step, shared by observe() and infos (the kernel re-checks
+        # every action, so a caller editing it cannot make an illegal move pass).
+        self._observation, self._mask = observations[0], masks[0].view(np.int8)
         self._cumulative_rewards[agent] = 0.0
         if rewards.any() or self._had_rewards:
             for seat, name in enumerate(self.agents):
@@ -182,12 +184,12 @@ class raw_env(AECEnv, EzPickle):
         seat = int(self.engine.current_player[0])
         if seat >= 0:
             self.agent_selection = self.possible_agents[seat]
-            self.infos[self.agent_selection] = {"action_mask": self._mask.astype(np.int8)}
+            self.infos[self.agent_selection] = {"action_mask": self._mask}
 
     def observe(self, agent):
         seat = self.possible_agents.index(agent)
         if agent == self.agent_selection and seat == self.engine.current_player[0]:
-            return {"observation": self._observation, "action_mask": self._mask.astype(np.int8)}
+            return {"observation": self._observation, "action_mask": self._mask}
         seats = np.array([seat], np.int8)
         return {"observation": self.engine.observe(seats)[0], "action_mask": self._no_mask.copy()}
 
