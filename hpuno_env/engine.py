@@ -24,18 +24,18 @@ from .options import RulesOptions, kernel_params
 
 
 @kernel.jit
-def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle):
+def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask):
     """Step every game unless some action is illegal; return how many are (0: stepped)."""
-    illegal = kernel.check_actions(s, p, actions, bad, allow_idle)
+    illegal = kernel.check_actions(s, p, actions, bad, allow_idle, scratch_mask)
     if illegal == 0:
         kernel.step_games(s, p, actions, rewards, terminated, truncated, auto_reset)
     return illegal
 
 
 @kernel.jit
-def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, observations, masks):
+def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask, observations, masks):
     """checked_step, then the next views and legal masks: one call per batch step."""
-    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle)
+    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask)
     if illegal == 0:
         kernel.legal_mask_games(s, p, masks)
         observe_games(s, p, s.current_player, observations)
@@ -106,6 +106,7 @@ class VectorEngine:
         self._terminated = np.zeros(self.num_games, np.bool_)
         self._truncated = np.zeros(self.num_games, np.bool_)
         self._bad = np.zeros(self.num_games, np.bool_)
+        self._scratch_mask = np.zeros(NUM_ACTIONS, np.bool_)
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), np.bool_)
         self._all_games = np.arange(self.num_games, dtype=np.int64)
 
@@ -200,7 +201,7 @@ class VectorEngine:
         the games, and no game changes.
         """
         actions = self._checked_actions(actions)
-        illegal = _checked_step(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset, self._bad, bool(partial))
+        illegal = _checked_step(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset, self._bad, bool(partial), self._scratch_mask)
         self._raise_if_illegal(illegal, actions)
         return self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
 
@@ -212,7 +213,7 @@ class VectorEngine:
         masks = np.empty((self.num_games, NUM_ACTIONS), np.bool_)
         illegal = _checked_step_observe(
             self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
-            self.auto_reset, self._bad, bool(partial), observations, masks,
+            self.auto_reset, self._bad, bool(partial), self._scratch_mask, observations, masks,
         )
         self._raise_if_illegal(illegal, actions)
         return observations, masks, self._rewards.copy(), self._terminated.copy(), self._truncated.copy()

@@ -49,7 +49,14 @@ from .cards import (
     WILD_DRAW4,
 )
 
-jit = numba.njit(cache=True)
+# Compiled without numba's reference counting (_nrt=False): every call passing
+# the EngineState record would otherwise count its 32 array references up and
+# down, which measured 2.5x the work of a legal mask. So nothing in the kernel
+# allocates; scratch space lives in the state.
+jit = numba.njit(cache=True, _nrt=False)
+# Small leaf helpers are inlined where they are called: each function numba
+# compiles separately costs about a second of cold compile time.
+leaf = numba.njit(cache=True, _nrt=False, inline="always")
 
 # Phases (game_state() spells them out with PHASE_NAMES).
 PLAY, DRAWN, COLOR, TARGET, CHALLENGE_PHASE, CATCH_PHASE, OVER = range(7)
@@ -123,6 +130,7 @@ class EngineState(NamedTuple):
     turns: np.ndarray  # (G,) int32: decisions taken this round
     round_deck: np.ndarray  # (G, 112) int8: this round's deck as dealt, top first (for replays)
     reshuffled: np.ndarray  # (G, 112) int8: the last reshuffle's new draw pile, top first
+    scratch_deck: np.ndarray  # (G, 112) int8: the deck of the draw for the first dealer
     events: np.ndarray  # (G, MAX_EVENTS, 4) int16: what the last step did
     event_count: np.ndarray  # (G,) int16
     rng: np.ndarray  # (G, 4) int64: xoshiro128** words (each < 2**32)
@@ -159,6 +167,7 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
         turns=np.zeros(G, np.int32),
         round_deck=np.zeros((G, DECK_SIZE), np.int8),
         reshuffled=np.full((G, DECK_SIZE), -1, np.int8),
+        scratch_deck=np.zeros((G, DECK_SIZE), np.int8),
         events=np.zeros((G, MAX_EVENTS, 4), np.int16),
         event_count=np.zeros(G, np.int16),
         rng=np.zeros((G, 4), np.int64),
@@ -173,7 +182,7 @@ def _rotl32(x, k):
     return ((x << k) | (x >> (32 - k))) & _MASK32
 
 
-@jit
+@leaf
 def next_u32(s, g):
     """One xoshiro128** output for game g (32 random bits)."""
     s0, s1, s2, s3 = s.rng[g, 0], s.rng[g, 1], s.rng[g, 2], s.rng[g, 3]
@@ -189,7 +198,7 @@ def next_u32(s, g):
     return result
 
 
-@jit
+@leaf
 def random_below(s, g, n):
     """A random int in [0, n) (Lemire's multiply-shift; bias below 1e-7 for n <= 112)."""
     return (next_u32(s, g) * n) >> 32
@@ -206,7 +215,7 @@ def shuffle(s, g, cards, n):
 # ---------------------------------------------------------------- small helpers
 
 
-@jit
+@leaf
 def log_event(s, g, kind, a, b, c):
     n = s.event_count[g]
     if n < MAX_EVENTS:
@@ -217,52 +226,53 @@ def log_event(s, g, kind, a, b, c):
         s.event_count[g] = n + 1
 
 
-@jit
+@leaf
 def next_seat(s, p, g, seat):
     return (seat + s.direction[g]) % p.num_players
 
 
-@jit
+@leaf
 def top_card(s, g):
     return s.discard[g, s.discard_count[g] - 1]
 
 
+# The helpers below take single arrays and scalars, not the EngineState record:
+# they run once per card in the hottest loops, and numba passes a record of
+# 31 arrays (with their reference counts) on every call.
+
+
 @jit
-def holds_color(s, g, seat, color):
+def holds_color(hands, g, seat, color):
     for rank in range(13):
-        if s.hands[g, seat, color * 13 + rank] > 0:
+        if hands[g, seat, color * 13 + rank] > 0:
             return True
     return False
 
 
 @jit
-def is_playable(s, p, g, seat, card):
+def card_playable(card, color, top_rank, holds_current, wd4_bluffing):
     """RULES.md "A turn": colour, number or symbol match; wilds always (a Wild Draw
     Four only without a card of the current colour when bluffing is off)."""
     if card == WILD or card == SORTING_HAT:
         return True
     if card == WILD_DRAW4:
-        return p.wd4_bluffing == 1 or not holds_color(s, g, seat, s.current_color[g])
-    if CARD_COLOR[card] == s.current_color[g]:
-        return True
-    return CARD_RANK[card] == CARD_RANK[top_card(s, g)]
+        return wd4_bluffing == 1 or not holds_current
+    return CARD_COLOR[card] == color or CARD_RANK[card] == top_rank
 
 
-@jit
-def has_playable_card(s, p, g, seat):
-    for card in range(NUM_CARD_TYPES):
-        if s.hands[g, seat, card] > 0 and is_playable(s, p, g, seat, card):
-            return True
-    return False
+@leaf
+def is_playable(s, p, g, seat, card):
+    color = s.current_color[g]
+    return card_playable(card, color, CARD_RANK[top_card(s, g)], holds_color(s.hands, g, seat, color), p.wd4_bluffing)
 
 
-@jit
+@leaf
 def add_to_hand(s, g, seat, card):
     s.hands[g, seat, card] += 1
     s.hand_sizes[g, seat] += 1
 
 
-@jit
+@leaf
 def hand_points(s, g, seat):
     total = 0
     for card in range(NUM_CARD_TYPES):
@@ -296,7 +306,7 @@ def draw_one(s, g):
     return s.draw_pile[g, s.draw_count[g]]
 
 
-@jit
+@leaf
 def forced_draw(s, g, seat, n, reason):
     """Seat draws n cards as a penalty or effect; what it showed it lacks is stale now."""
     drawn = 0
@@ -311,7 +321,7 @@ def forced_draw(s, g, seat, n, reason):
     log_event(s, g, EV_PENALTY, seat, drawn, reason)
 
 
-@jit
+@leaf
 def draw_until_gryffindor(s, p, g, seat):
     """The Sorting Hat: draw until a card of the Gryffindor colour (kept), or the piles run out."""
     drawn = 0
@@ -334,7 +344,7 @@ def draw_until_gryffindor(s, p, g, seat):
 # ---------------------------------------------------------------- turns
 
 
-@jit
+@leaf
 def begin_turn(s, g, seat):
     """A turn of seat begins: its standing UNO call ends (RULES.md "Calling UNO")."""
     s.current_player[g] = seat
@@ -345,7 +355,7 @@ def begin_turn(s, g, seat):
     s.uno_called[g, seat] = False
 
 
-@jit
+@leaf
 def skip_to_after(s, p, g, seat):
     """seat loses its turn; the seat after it begins one."""
     log_event(s, g, EV_SKIPPED, seat, 0, 0)
@@ -358,7 +368,7 @@ def play_card(s, p, g, seat, card):
     if card == WILD_DRAW4:
         s.wd4_player[g] = seat
         s.wd4_prev_color[g] = s.current_color[g]
-        s.wd4_guilty[g] = holds_color(s, g, seat, s.current_color[g])
+        s.wd4_guilty[g] = holds_color(s.hands, g, seat, s.current_color[g])
     s.hands[g, seat, card] -= 1
     s.hand_sizes[g, seat] -= 1
     s.discard[g, s.discard_count[g]] = card
@@ -432,7 +442,7 @@ def apply_card_effect(s, p, g):
 # ---------------------------------------------------------------- rounds and matches
 
 
-@jit
+@leaf
 def end_round(s, p, g, winner):
     """RULES.md "End of a round and scoring": a final Draw Two / Wild Draw Four still
     makes the next player draw (no challenge); those cards count."""
@@ -447,11 +457,10 @@ def end_round(s, p, g, winner):
 
 
 @jit
-def deal_round(s, p, g, deck):
-    """RULES.md "Setup of a round", steps 2 and 3, with deck given top first."""
+def deal_round(s, p, g):
+    """RULES.md "Setup of a round", steps 2 and 3, from s.round_deck[g] (top first)."""
     P = p.num_players
-    for i in range(DECK_SIZE):
-        s.round_deck[g, i] = deck[i]
+    deck = s.round_deck[g]
     s.hands[g, :, :] = 0
     s.hand_sizes[g, :] = 0
     s.uno_called[g, :] = False
@@ -510,49 +519,59 @@ def deal_round(s, p, g, deck):
         begin_turn(s, g, left)
 
 
-@jit
-def shuffled_deck(s, g):
-    deck = FULL_DECK.copy()
-    shuffle(s, g, deck, DECK_SIZE)
-    return deck
+@leaf
+def shuffle_full_deck(s, g, out):
+    """Fill out (112 cards) with a freshly shuffled full deck."""
+    for i in range(DECK_SIZE):
+        out[i] = FULL_DECK[i]
+    shuffle(s, g, out, DECK_SIZE)
 
 
 @jit
 def draw_for_dealer(s, p, g):
-    """RULES.md "Setup", step 1: highest number deals; ties draw again from the same deck."""
-    P = p.num_players
-    deck = shuffled_deck(s, g)
+    """RULES.md "Setup", step 1: highest number deals; ties draw again from the same deck.
+    Seats still drawing are the bits of in_draw."""
+    deck = s.scratch_deck[g]
+    shuffle_full_deck(s, g, deck)
     position = 0
-    in_draw = np.ones(P, np.bool_)
+    in_draw = (1 << p.num_players) - 1
     while True:
         best = -1
-        values = np.full(P, -1, np.int64)
-        for seat in range(P):
-            if in_draw[seat]:
+        values = 0  # 4 bits per seat
+        for seat in range(p.num_players):
+            if in_draw >> seat & 1:
                 if position == DECK_SIZE:
                     shuffle(s, g, deck, DECK_SIZE)
                     position = 0
-                values[seat] = CARD_DEALER_VALUE[deck[position]]
+                value = CARD_DEALER_VALUE[deck[position]]
                 position += 1
-                best = max(best, values[seat])
+                values |= value << (4 * seat)
+                best = max(best, value)
         tied = 0
-        for seat in range(P):
-            in_draw[seat] = values[seat] == best
-            tied += in_draw[seat]
+        for seat in range(p.num_players):
+            if in_draw >> seat & 1 and (values >> (4 * seat) & 15) != best:
+                in_draw &= ~(1 << seat)
+        for seat in range(p.num_players):
+            tied += in_draw >> seat & 1
         if tied == 1:
-            for seat in range(P):
-                if in_draw[seat]:
+            for seat in range(p.num_players):
+                if in_draw >> seat & 1:
                     return seat
 
 
-@jit
-def start_match(s, p, g, deck, dealer):
-    """A fresh match: scores zero, round 1. deck[0] < 0 asks for a shuffled deck;
-    dealer < 0 asks for the draw for the first dealer."""
+@leaf
+def start_match(s, p, g, deck, use_deck, dealer):
+    """A fresh match: scores zero, round 1, dealt from deck (use_deck) or a shuffled
+    one; dealer < 0 asks for the draw for the first dealer."""
     s.scores[g, :] = 0
     s.round_number[g] = 1
     s.dealer[g] = dealer if dealer >= 0 else draw_for_dealer(s, p, g)
-    deal_round(s, p, g, deck if deck[0] >= 0 else shuffled_deck(s, g))
+    if use_deck:
+        for i in range(DECK_SIZE):
+            s.round_deck[g, i] = deck[i]
+    else:
+        shuffle_full_deck(s, g, s.round_deck[g])
+    deal_round(s, p, g)
 
 
 @jit
@@ -606,7 +625,8 @@ def finish_round(s, p, g, rewards, terminated):
     # The match goes on: the deal passes left.
     s.round_number[g] += 1
     s.dealer[g] = (s.dealer[g] + 1) % P
-    deal_round(s, p, g, shuffled_deck(s, g))
+    shuffle_full_deck(s, g, s.round_deck[g])
+    deal_round(s, p, g)
 
 
 # ---------------------------------------------------------------- one decision
@@ -697,15 +717,19 @@ def apply_action(s, p, g, action):
                 s.current_player[g] = asked
 
 
-@jit
+@leaf
 def legal_mask_one(s, p, g, mask):
     """Fill mask (75 bools, all False on entry) with game g's legal actions."""
     phase = s.phase[g]
     seat = s.current_player[g]
     if phase == PLAY:
+        hands = s.hands
+        color = s.current_color[g]
+        top_rank = CARD_RANK[s.discard[g, s.discard_count[g] - 1]]
+        holds_current = holds_color(hands, g, seat, color)
         any_playable = False
         for card in range(NUM_CARD_TYPES):
-            if s.hands[g, seat, card] > 0 and is_playable(s, p, g, seat, card):
+            if hands[g, seat, card] > 0 and card_playable(card, color, top_rank, holds_current, p.wd4_bluffing):
                 mask[card] = True
                 any_playable = True
         mask[DRAW] = p.voluntary_draw == 1 or not any_playable
@@ -739,14 +763,14 @@ def reset_games(s, p, games, decks, dealers):
     for i in range(games.shape[0]):
         g = games[i]
         s.event_count[g] = 0
-        start_match(s, p, g, decks[i], dealers[i])
+        start_match(s, p, g, decks[i], decks[i, 0] >= 0, dealers[i])
 
 
 @jit
-def check_actions(s, p, actions, bad, allow_idle):
+def check_actions(s, p, actions, bad, allow_idle, mask):
     """Mark in bad the games whose action is not legal; return how many.
-    With allow_idle, -1 (leave this game as it is) is accepted too."""
-    mask = np.zeros(NUM_ACTIONS, np.bool_)
+    With allow_idle, -1 (leave this game as it is) is accepted too.
+    mask: scratch space for one game's legal mask (75 bools)."""
     count = 0
     for g in range(actions.shape[0]):
         action = actions[g]
@@ -765,7 +789,6 @@ def step_games(s, p, actions, rewards, terminated, truncated, auto_reset):
     """Every game takes one (already checked) action; a game with action -1 or
     already OVER is left alone. Finished games start a fresh match when
     auto_reset, else stay OVER. Outputs describe the step."""
-    no_deck = np.full(1, -1, np.int8)
     for g in range(actions.shape[0]):
         rewards[g, :] = 0.0
         terminated[g] = False
@@ -783,7 +806,7 @@ def step_games(s, p, actions, rewards, terminated, truncated, auto_reset):
             truncated[g] = True
             log_event(s, g, EV_TRUNCATED, 0, 0, 0)
         if (terminated[g] or truncated[g]) and auto_reset:
-            start_match(s, p, g, no_deck, -1)
+            start_match(s, p, g, s.round_deck[g], False, -1)
 
 
 @jit
