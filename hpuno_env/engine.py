@@ -19,27 +19,8 @@ import numpy as np
 
 from . import kernel
 from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_SIZE, NUM_ACTIONS, check_deck_codes, deck_from_labels
-from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, observe_games, state_size
+from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
 from .options import RulesOptions, kernel_params
-
-
-@kernel.jit
-def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask):
-    """Step every game unless some action is illegal; return how many are (0: stepped)."""
-    illegal = kernel.check_actions(s, p, actions, bad, allow_idle, scratch_mask)
-    if illegal == 0:
-        kernel.step_games(s, p, actions, rewards, terminated, truncated, auto_reset)
-    return illegal
-
-
-@kernel.jit
-def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask, observations, masks):
-    """checked_step, then the next views and legal masks: one call per batch step."""
-    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask)
-    if illegal == 0:
-        kernel.legal_mask_games(s, p, masks)
-        observe_games(s, p, s.current_player, observations)
-    return illegal
 
 
 class _CompiledCall:
@@ -69,9 +50,9 @@ class _CompiledCall:
 
 _reset_games = _CompiledCall(kernel.reset_games)
 _legal_mask_games = _CompiledCall(kernel.legal_mask_games)
-_observe_games = _CompiledCall(observe_games)
-_checked_step = _CompiledCall(checked_step)
-_checked_step_observe = _CompiledCall(checked_step_observe)
+_observe_games = _CompiledCall(kernel.observe_games)
+_checked_step = _CompiledCall(kernel.checked_step)
+_checked_step_observe = _CompiledCall(kernel.checked_step_observe)
 
 
 class VectorEngine:

@@ -108,6 +108,7 @@ class EngineState(NamedTuple):
     draw_count: np.ndarray  # (G,) int16
     discard: np.ndarray  # (G, 112) int8: card types, top card at discard_count - 1
     discard_count: np.ndarray  # (G,) int16
+    discard_counts: np.ndarray  # (G, 55) int8: copies of each card type on the discard pile
     current_color: np.ndarray  # (G,) int8: 0..3, -1 while a wild's colour is to be named
     direction: np.ndarray  # (G,) int8: +1 left (to higher seats), -1 right
     phase: np.ndarray  # (G,) int8: PLAY .. OVER
@@ -145,6 +146,7 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
         draw_count=np.zeros(G, np.int16),
         discard=np.zeros((G, DECK_SIZE), np.int8),
         discard_count=np.zeros(G, np.int16),
+        discard_counts=np.zeros((G, NUM_CARD_TYPES), np.int8),
         current_color=np.zeros(G, np.int8),
         direction=np.ones(G, np.int8),
         phase=np.full(G, OVER, np.int8),
@@ -295,6 +297,8 @@ def draw_one(s, g):
             s.draw_pile[g, i] = s.discard[g, i]
         s.discard[g, 0] = s.discard[g, movable]
         s.discard_count[g] = 1
+        s.discard_counts[g, :] = 0
+        s.discard_counts[g, s.discard[g, 0]] = 1
         shuffle(s, g, s.draw_pile[g], movable)
         s.draw_count[g] = movable
         for i in range(movable):
@@ -372,6 +376,7 @@ def play_card(s, p, g, seat, card):
     s.hands[g, seat, card] -= 1
     s.hand_sizes[g, seat] -= 1
     s.discard[g, s.discard_count[g]] = card
+    s.discard_counts[g, card] += 1
     s.discard_count[g] += 1
     s.turn_card[g] = card
     s.drawn_card[g] = -1
@@ -498,6 +503,8 @@ def deal_round(s, p, g):
         log_event(s, g, EV_WD4_RETURN, count - place, 0, 0)
     s.discard[g, 0] = starter
     s.discard_count[g] = 1
+    s.discard_counts[g, :] = 0
+    s.discard_counts[g, starter] = 1
     s.turn_card[g] = -1
     s.drawn_card[g] = -1
     log_event(s, g, EV_NEW_ROUND, s.round_number[g], dealer, starter)
@@ -543,7 +550,7 @@ def draw_for_dealer(s, p, g):
                 if position == DECK_SIZE:
                     shuffle(s, g, deck, DECK_SIZE)
                     position = 0
-                value = CARD_DEALER_VALUE[deck[position]]
+                value = int(CARD_DEALER_VALUE[deck[position]])
                 position += 1
                 values |= value << (4 * seat)
                 best = max(best, value)
@@ -767,6 +774,26 @@ def reset_games(s, p, games, decks, dealers):
 
 
 @jit
+def action_is_legal(s, p, g, action, mask):
+    """Is action legal in game g? Plays, draws and calls are judged directly (the
+    common case, and cheaper than a full mask); other phases use legal_mask_one."""
+    if action < 0 or action >= NUM_ACTIONS:
+        return False
+    if s.phase[g] == PLAY and (action < NUM_CARD_TYPES or (action == DRAW and p.voluntary_draw == 1)):
+        seat = s.current_player[g]
+        if action == DRAW:
+            return True
+        if s.hands[g, seat, action] == 0:
+            return False
+        color = s.current_color[g]
+        holds_current = action == WILD_DRAW4 and holds_color(s.hands, g, seat, color)
+        return card_playable(action, color, CARD_RANK[top_card(s, g)], holds_current, p.wd4_bluffing)
+    mask[:] = False
+    legal_mask_one(s, p, g, mask)
+    return mask[action]
+
+
+@jit
 def check_actions(s, p, actions, bad, allow_idle, mask):
     """Mark in bad the games whose action is not legal; return how many.
     With allow_idle, -1 (leave this game as it is) is accepted too.
@@ -776,9 +803,7 @@ def check_actions(s, p, actions, bad, allow_idle, mask):
         action = actions[g]
         if allow_idle and action == -1:
             continue
-        mask[:] = False
-        legal_mask_one(s, p, g, mask)
-        if action < 0 or action >= NUM_ACTIONS or not mask[action]:
+        if not action_is_legal(s, p, g, action, mask):
             bad[g] = True
             count += 1
     return count
@@ -814,3 +839,89 @@ def legal_mask_games(s, p, out):
     out[:, :] = False
     for g in range(out.shape[0]):
         legal_mask_one(s, p, g, out[g])
+
+
+# ---------------------------------------------------------------- what a seat sees
+
+
+@jit
+def observe_games(s, p, seats, out):
+    """Write into out[g] the view of seat seats[g] of each game g (all zeros for seat -1)."""
+    for g in range(out.shape[0]):
+        out[g, :] = 0
+        if seats[g] >= 0:
+            observe_one(s, p, g, seats[g], out[g])
+
+
+@jit
+def observe_one(s, p, g, seat, row):
+    """Write into row (zeroed) what seat knows of game g, in the order of
+    encoding.observation_layout."""
+    seat = int(seat)
+    P = p.num_players
+    others = P - 1
+    C = NUM_CARD_TYPES
+    for card in range(C):
+        row[card] = s.hands[g, seat, card]
+    top = s.discard[g, s.discard_count[g] - 1]
+    row[C + int(top)] = 1
+    at = 2 * C
+    if s.current_color[g] >= 0:
+        row[at + int(s.current_color[g])] = 1
+    at += 4
+    row[at + int(s.phase[g])] = 1
+    at += NUM_PHASES
+    if s.phase[g] == DRAWN and seat == s.current_player[g]:  # only the drawer saw it
+        row[at + int(s.drawn_card[g])] = 1
+    at += C
+    row[at] = 1 if s.direction[g] > 0 else 0
+    row[at + 1] = s.draw_count[g]
+    at += 2
+    for card in range(C):
+        row[at + card] = s.discard_counts[g, card]
+    at += C
+    row[at] = min(100, s.scores[g, seat] * 100 // p.target_score)
+    row[at + 1] = s.uno_called[g, seat]
+    at += 2
+    for k in range(others):
+        other = (seat + 1 + k) % P
+        row[at + k] = min(127, s.hand_sizes[g, other])
+        row[at + others + k] = s.uno_called[g, other]
+        for color in range(4):
+            row[at + 2 * others + 4 * k + color] = s.lacks_color[g, other, color]
+        row[at + 6 * others + k] = min(100, s.scores[g, other] * 100 // p.target_score)
+    at += 7 * others
+    if s.phase[g] == CHALLENGE_PHASE and s.wd4_prev_color[g] >= 0:
+        row[at + int(s.wd4_prev_color[g])] = 1
+    at += 4
+    if s.phase[g] == CATCH_PHASE and s.catch_offender[g] != seat:
+        row[at + (int(s.catch_offender[g]) - seat - 1) % P] = 1
+    at += others
+    for k in range(others):
+        other = (seat + 1 + k) % P
+        if s.revealed_seen[g, seat, other]:
+            row[at + k] = 1
+            for card in range(C):
+                row[at + others + k * C + card] = s.revealed[g, seat, other, card]
+
+
+# ---------------------------------------------------------------- one call per batch step
+
+
+@jit
+def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask):
+    """Step every game unless some action is illegal; return how many are (0: stepped)."""
+    illegal = check_actions(s, p, actions, bad, allow_idle, scratch_mask)
+    if illegal == 0:
+        step_games(s, p, actions, rewards, terminated, truncated, auto_reset)
+    return illegal
+
+
+@jit
+def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask, observations, masks):
+    """checked_step, then the next views and legal masks: one call per batch step."""
+    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask)
+    if illegal == 0:
+        legal_mask_games(s, p, masks)
+        observe_games(s, p, s.current_player, observations)
+    return illegal
