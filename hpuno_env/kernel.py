@@ -810,28 +810,33 @@ def check_actions(s, p, actions, bad, allow_idle, mask):
 
 
 @jit
+def step_one(s, p, g, action, rewards, terminated, truncated, auto_reset):
+    """Game g takes one (already checked) action; -1, or a game already OVER, is left
+    alone. A finished game starts a fresh match when auto_reset, else stays OVER.
+    The outputs describe the step."""
+    rewards[g, :] = 0.0
+    terminated[g] = False
+    truncated[g] = False
+    if s.phase[g] == OVER or action < 0:
+        return
+    s.event_count[g] = 0
+    s.turns[g] += 1
+    apply_action(s, p, g, action)
+    if s.phase[g] == OVER:
+        finish_round(s, p, g, rewards, terminated)
+    elif s.turns[g] >= p.max_turns:
+        s.phase[g] = OVER
+        s.current_player[g] = -1
+        truncated[g] = True
+        log_event(s, g, EV_TRUNCATED, 0, 0, 0)
+    if (terminated[g] or truncated[g]) and auto_reset:
+        start_match(s, p, g, s.round_deck[g], False, -1)
+
+
+@jit
 def step_games(s, p, actions, rewards, terminated, truncated, auto_reset):
-    """Every game takes one (already checked) action; a game with action -1 or
-    already OVER is left alone. Finished games start a fresh match when
-    auto_reset, else stay OVER. Outputs describe the step."""
     for g in range(actions.shape[0]):
-        rewards[g, :] = 0.0
-        terminated[g] = False
-        truncated[g] = False
-        if s.phase[g] == OVER or actions[g] < 0:
-            continue
-        s.event_count[g] = 0
-        s.turns[g] += 1
-        apply_action(s, p, g, actions[g])
-        if s.phase[g] == OVER:
-            finish_round(s, p, g, rewards, terminated)
-        elif s.turns[g] >= p.max_turns:
-            s.phase[g] = OVER
-            s.current_player[g] = -1
-            truncated[g] = True
-            log_event(s, g, EV_TRUNCATED, 0, 0, 0)
-        if (terminated[g] or truncated[g]) and auto_reset:
-            start_match(s, p, g, s.round_deck[g], False, -1)
+        step_one(s, p, g, actions[g], rewards, terminated, truncated, auto_reset)
 
 
 @jit
@@ -919,9 +924,15 @@ def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad,
 
 @jit
 def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask, observations, masks):
-    """checked_step, then the next views and legal masks: one call per batch step."""
-    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask)
+    """checked_step, then the next views and legal masks, game by game (while the
+    game's state is still in cache): one call per batch step."""
+    illegal = check_actions(s, p, actions, bad, allow_idle, scratch_mask)
     if illegal == 0:
-        legal_mask_games(s, p, masks)
-        observe_games(s, p, s.current_player, observations)
+        for g in range(actions.shape[0]):
+            step_one(s, p, g, actions[g], rewards, terminated, truncated, auto_reset)
+            masks[g, :] = False
+            legal_mask_one(s, p, g, masks[g])
+            observations[g, :] = 0
+            if s.current_player[g] >= 0:
+                observe_one(s, p, g, s.current_player[g], observations[g])
     return illegal

@@ -111,6 +111,6 @@ CONFIGS = [
 @pytest.mark.parametrize("num_players,options", CONFIGS)
 def test_engine_agrees_with_reference(num_players, options, request):
     long = request.config.getoption("--long")
-    games, decisions = (1000, 4000) if long else (48, 600)
+    games, decisions = (500, 3000) if long else (64, 1000)
     finished = play_side_by_side(num_players, games, decisions, seed=1000 + num_players, **options)
     assert finished > 0  # the comparison crossed round ends, not only openings
