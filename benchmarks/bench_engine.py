@@ -73,8 +73,10 @@ def parse_args():
 # ---------------------------------------------------------------- the engine
 
 
-def bench_engine(num_players: int, num_games: int, seconds: float, warmup_steps: int, seed: int) -> dict:
-    """Step num_games random-play games until at least `seconds` have been timed."""
+def bench_engine(num_players: int, num_games: int, seconds: float, warmup_steps: int, seed: int, fused: bool = False) -> dict:
+    """Step num_games random-play games until at least `seconds` have been timed.
+    fused: one ``step_observe`` call per step (step, then the new views and masks)
+    instead of separate ``observe()``, ``legal_mask()`` and ``step()`` calls."""
     engine = VectorEngine(num_games=num_games, num_players=num_players, seed=seed)
     engine.reset()
     rng = np.random.default_rng(seed)
@@ -84,7 +86,21 @@ def bench_engine(num_players: int, num_games: int, seconds: float, warmup_steps:
     keys = rng.random((pool_size, num_games, 75), dtype=np.float32) + np.float32(1e-6)  # > 0: never pick illegal
     scratch = np.empty((num_games, 75), np.float32)
 
+    current_mask = [engine.legal_mask()]
+
+    def one_fused_step(k, times):
+        t2 = time.perf_counter()
+        np.multiply(keys[k % pool_size], current_mask[0], out=scratch)
+        actions = scratch.argmax(axis=1)
+        t3 = time.perf_counter()
+        _, current_mask[0], _, terminated, truncated = engine.step_observe(actions)
+        t4 = time.perf_counter()
+        times += (0.0, 0.0, t3 - t2, t4 - t3)
+        return int(terminated.sum()), int(truncated.sum())
+
     def one_step(k, times):
+        if fused:
+            return one_fused_step(k, times)
         t0 = time.perf_counter()
         engine.observe()
         t1 = time.perf_counter()
@@ -115,6 +131,7 @@ def bench_engine(num_players: int, num_games: int, seconds: float, warmup_steps:
             break
     decisions = num_games * steps
     return {
+        "path": "step_observe" if fused else "separate",
         "players": num_players,
         "games": num_games,
         "steps": steps,
@@ -251,9 +268,10 @@ def main():
     engine_rows = []
     for players in args.players:
         for games in args.games:
-            row = bench_engine(players, games, args.seconds, args.warmup_steps, args.seed)
-            engine_rows.append(row)
-            print(f"  engine P={players} G={games}: {fmt_rate(row['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
+            for fused in (False, True):
+                row = bench_engine(players, games, args.seconds, args.warmup_steps, args.seed, fused)
+                engine_rows.append(row)
+                print(f"  engine P={players} G={games} {row['path']}: {fmt_rate(row['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
 
     # 2b. the anchor, second half; its figure is decisions / seconds over both halves
     anchor = {}
@@ -269,15 +287,17 @@ def main():
 
     # 3. throughput and ratios
     print("## Decisions per second (one core)\n")
-    print("| players | games | decisions/s | vs RLCard | steps timed | seconds | rounds ended (truncated) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("Path `separate`: `observe()`, `legal_mask()`, `step()` each step; `step_observe`: one call that steps and")
+    print("returns the new views and masks (what the training envs use).\n")
+    print("| players | games | path | decisions/s | vs RLCard | steps timed | seconds | rounds ended (truncated) |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
     for row in engine_rows:
         ref = anchor.get(row["players"])
         ratio = f"{row['decisions_per_s'] / ref['decisions_per_s']:.1f}x" if ref else "n/a"
-        print(f"| {row['players']} | {row['games']} | {fmt_rate(row['decisions_per_s'])} | {ratio} | {row['steps']:,} "
+        print(f"| {row['players']} | {row['games']} | {row['path']} | {fmt_rate(row['decisions_per_s'])} | {ratio} | {row['steps']:,} "
               f"| {row['seconds']:.2f} | {row['rounds_finished'] + row['rounds_truncated']:,} ({row['rounds_truncated']:,}) |")
     for players, ref in anchor.items():
-        print(f"| {players} | RLCard UNO, 1 game | {fmt_rate(ref['decisions_per_s'])} | 1.0x | {ref['decisions']:,} "
+        print(f"| {players} | RLCard UNO, 1 game | | {fmt_rate(ref['decisions_per_s'])} | 1.0x | {ref['decisions']:,} "
               f"| {ref['seconds']:.2f} | {ref['games']:,} |")
     if rlcard is None:
         print(f"\nRLCard anchor missing (`pip install rlcard`): {rlcard_error}")
@@ -294,15 +314,15 @@ def main():
     for row in target_rows:
         ratio = row["decisions_per_s"] / anchor[row["players"]]["decisions_per_s"]
         verdict = "meets" if ratio >= 30 else "MISSES"
-        print(f"Target >= 30x at 4096 games, {row['players']} players: {ratio:.1f}x ({verdict}).")
+        print(f"Target >= 30x at 4096 games, {row['players']} players, {row['path']}: {ratio:.1f}x ({verdict}).")
 
     # where the engine's time goes
     print("\n## Engine time per decision (ns), by call\n")
-    print("| players | games | observe | legal_mask | choose action | step | total |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| players | games | path | observe | legal_mask | choose action | step (step_observe) | total |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
     for row in engine_rows:
         ns = row["ns_per_decision"]
-        print(f"| {row['players']} | {row['games']} | {ns[0]:,.0f} | {ns[1]:,.0f} | {ns[2]:,.0f} | {ns[3]:,.0f} | {ns.sum():,.0f} |")
+        print(f"| {row['players']} | {row['games']} | {row['path']} | {ns[0]:,.0f} | {ns[1]:,.0f} | {ns[2]:,.0f} | {ns[3]:,.0f} | {ns.sum():,.0f} |")
 
     # 4. state size
     print("\n## Engine state per game\n")
