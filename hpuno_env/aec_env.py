@@ -226,3 +226,15 @@ class raw_env(AECEnv, EzPickle):
 
     def close(self):
         pass
+
+
+def _register_with_pettingzoo() -> None:
+    """``pettingzoo.make("aec", "hpuno/hpuno-v0", num_players=4)`` where PettingZoo has a registry."""
+    import pettingzoo
+
+    registry = getattr(pettingzoo, "aec_registry", None)
+    if callable(getattr(pettingzoo, "register", None)) and registry is not None and "hpuno/hpuno-v0" not in registry:
+        pettingzoo.register("aec", "hpuno/hpuno-v0", entry_point="hpuno_env.aec_env:env")
+
+
+_register_with_pettingzoo()

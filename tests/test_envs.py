@@ -289,3 +289,11 @@ def test_gymnasium_vector_env():
             saw_final = True
             assert infos["_final_obs"].tolist() == (terminated | truncated).tolist()
     assert saw_final
+
+
+def test_registered_with_pettingzoo():
+    import pettingzoo
+
+    env = pettingzoo.make("aec", "hpuno/hpuno-v0", num_players=3)
+    env.reset(seed=0)
+    assert env.unwrapped.metadata["name"] == "hpuno_v0" and len(env.agents) == 3
