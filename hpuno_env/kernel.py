@@ -4,8 +4,14 @@ A batch is an ``EngineState``: a record of numpy arrays whose first axis is
 the game (struct of arrays). Every function here is a plain scalar function
 of one game ``g`` of that record, compiled with ``numba.njit(cache=True)``;
 the entry points (``reset_games``, ``step_games``, ``legal_mask_games``,
-``observe_games``) loop over the games. With ``NUMBA_DISABLE_JIT=1`` the very
-same code runs as ordinary Python, which is how to debug a rule.
+``observe_games``, ``checked_step``, ``checked_step_observe``) loop over the
+games. With ``NUMBA_DISABLE_JIT=1`` the very same code runs as ordinary
+Python, which is how to debug a rule (tests/test_pure_python.py keeps the
+two identical).
+
+Every compiled function lives in this one file on purpose: numba's cache
+checks only the source file of the function it loads, so a compiled caller in
+another file could keep running an old copy of an edited rule.
 
 Piles are stacks: ``draw_pile[g, :draw_count[g]]`` holds the draw pile with
 its *top card last*, ``discard[g, :discard_count[g]]`` the discard pile with
@@ -94,7 +100,7 @@ EV_TRUNCATED = 18  # the round hit max_turns
 EV_TARGET = 19  # seat a aimed its Sorting Hat at seat b
 EV_DIRECTION = 20  # play now goes a (1 left, -1 right)
 
-WD4_REASON_DRAW2, WD4_REASON_WD4, REASON_GUILTY, REASON_INNOCENT, REASON_UNO, REASON_START = range(6)
+REASON_DRAW2, REASON_WD4, REASON_GUILTY, REASON_INNOCENT, REASON_UNO, REASON_START = range(6)
 
 _MASK32 = 0xFFFFFFFF
 
@@ -431,10 +437,10 @@ def apply_card_effect(s, p, g):
             s.phase[g] = CHALLENGE_PHASE
             s.current_player[g] = following
         else:
-            forced_draw(s, g, following, 4, WD4_REASON_WD4)
+            forced_draw(s, g, following, 4, REASON_WD4)
             skip_to_after(s, p, g, following)
     elif CARD_RANK[card] == DRAW2_RANK:
-        forced_draw(s, g, following, 2, WD4_REASON_DRAW2)
+        forced_draw(s, g, following, 2, REASON_DRAW2)
         skip_to_after(s, p, g, following)
     elif CARD_RANK[card] == SKIP_RANK:
         skip_to_after(s, p, g, following)
@@ -454,9 +460,9 @@ def end_round(s, p, g, winner):
     card = s.turn_card[g]
     following = next_seat(s, p, g, winner)
     if card == WILD_DRAW4:
-        forced_draw(s, g, following, 4, WD4_REASON_WD4)
+        forced_draw(s, g, following, 4, REASON_WD4)
     elif card >= 0 and CARD_COLOR[card] >= 0 and CARD_RANK[card] == DRAW2_RANK:
-        forced_draw(s, g, following, 2, WD4_REASON_DRAW2)
+        forced_draw(s, g, following, 2, REASON_DRAW2)
     s.phase[g] = OVER
     s.current_player[g] = -1
 
@@ -694,7 +700,7 @@ def apply_action(s, p, g, action):
         offender = s.wd4_player[g]
         if action == ACCEPT:
             log_event(s, g, EV_ACCEPT, seat, 0, 0)
-            forced_draw(s, g, seat, 4, WD4_REASON_WD4)
+            forced_draw(s, g, seat, 4, REASON_WD4)
             skip_to_after(s, p, g, seat)
         else:
             for card in range(NUM_CARD_TYPES):

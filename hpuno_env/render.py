@@ -12,8 +12,8 @@ from . import kernel
 from .cards import CARD_LABELS, COLORS
 
 _PENALTY_REASONS = {
-    kernel.WD4_REASON_DRAW2: "for a Draw Two",
-    kernel.WD4_REASON_WD4: "for a Wild Draw Four",
+    kernel.REASON_DRAW2: "for a Draw Two",
+    kernel.REASON_WD4: "for a Wild Draw Four",
     kernel.REASON_GUILTY: "as the bluff was caught",
     kernel.REASON_INNOCENT: "for a failed challenge",
     kernel.REASON_UNO: "for not calling UNO",

@@ -554,7 +554,7 @@ def test_draw_two(n):
     assert not Counter(["green:1", "wild"]) - Counter(s["hands"][P(1)])
     assert len(s["hands"][P(1)]) == 9 and s["draw_pile"][0] == "yellow:9"
     assert s["current"] == P(2 % n)
-    assert (1, 2, kernel.WD4_REASON_DRAW2) in events(eng, kernel.EV_PENALTY)
+    assert (1, 2, kernel.REASON_DRAW2) in events(eng, kernel.EV_PENALTY)
 
 
 # ================================================================ wilds and the Wild Draw Four
