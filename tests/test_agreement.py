@@ -113,4 +113,5 @@ def test_engine_agrees_with_reference(num_players, options, request):
     long = request.config.getoption("--long")
     games, decisions = (500, 3000) if long else (64, 1000)
     finished = play_side_by_side(num_players, games, decisions, seed=1000 + num_players, **options)
+    print(f"\n{num_players} players {options}: {finished} episodes agreed")
     assert finished > 0  # the comparison crossed round ends, not only openings
