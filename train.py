@@ -71,7 +71,7 @@ if args.resume and os.path.exists(checkpoint_path):
     print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps")
 else:
     model = MaskablePPO(
-        "MlpPolicy", env, n_steps=64, batch_size=2048, n_epochs=4, learning_rate=3e-4, gamma=0.995,
+        "MlpPolicy", env, n_steps=64, batch_size=min(2048, 64 * args.envs), n_epochs=4, learning_rate=3e-4, gamma=0.995,
         ent_coef=0.01, policy_kwargs={"net_arch": [256, 256]}, seed=args.seed, device="cpu", verbose=0,
     )
 if args.opponent == "self":
