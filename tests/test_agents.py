@@ -62,3 +62,10 @@ def test_trained_agent_round_trip_and_corrupt_file(tmp_path):
     corrupt.write_bytes(b"not a zip file")
     with pytest.raises(ValueError, match="cannot load agent"):
         agents.load(str(corrupt), num_players=2)
+
+
+def test_shipped_trained_agent_loads_and_beats_random():
+    assert "ppo_2p" in agents.available()
+    trained = agents.load("ppo_2p", num_players=2, seed=0)
+    result = win_rate(trained, agents.load("random", 2, seed=5), num_players=2, rounds=300, num_envs=64, seed=6)
+    assert result["win_rate"] > 0.9
