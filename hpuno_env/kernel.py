@@ -60,8 +60,10 @@ from .cards import (
 # down, which measured 2.5x the work of a legal mask. So nothing in the kernel
 # allocates; scratch space lives in the state.
 jit = numba.njit(cache=True, _nrt=False)
-# Small leaf helpers are inlined where they are called: each function numba
-# compiles separately costs about a second of cold compile time.
+# Helpers called from one or two places are inlined there: a call that passes
+# the record costs ~70 ns (its fields travel as some 300 arguments), and each
+# function numba compiles separately costs about a second of cold compile.
+# Inlining the whole call tree, though, makes the compile explode (16+ GB).
 leaf = numba.njit(cache=True, _nrt=False, inline="always")
 
 # Phases (game_state() spells them out with PHASE_NAMES).
@@ -645,7 +647,7 @@ def finish_round(s, p, g, rewards, terminated):
 # ---------------------------------------------------------------- one decision
 
 
-@jit
+@leaf
 def apply_action(s, p, g, action):
     """Carry out one legal action of the player to act in game g."""
     seat = s.current_player[g]
@@ -779,7 +781,7 @@ def reset_games(s, p, games, decks, dealers):
         start_match(s, p, g, decks[i], decks[i, 0] >= 0, dealers[i])
 
 
-@jit
+@leaf
 def action_is_legal(s, p, g, action, mask):
     """Is action legal in game g? Plays, draws and calls are judged directly (the
     common case, and cheaper than a full mask); other phases use legal_mask_one."""
@@ -815,7 +817,7 @@ def check_actions(s, p, actions, bad, allow_idle, mask):
     return count
 
 
-@jit
+@leaf
 def step_one(s, p, g, action, rewards, terminated, truncated, auto_reset):
     """Game g takes one (already checked) action; -1, or a game already OVER, is left
     alone. A finished game starts a fresh match when auto_reset, else stays OVER.
@@ -864,7 +866,7 @@ def observe_games(s, p, seats, out):
             observe_one(s, p, g, seats[g], out[g])
 
 
-@jit
+@leaf
 def observe_one(s, p, g, seat, row):
     """Write into row (zeroed) what seat knows of game g, in the order of
     encoding.observation_layout."""
@@ -930,15 +932,9 @@ def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad,
 
 @jit
 def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask, observations, masks):
-    """checked_step, then the next views and legal masks, game by game (while the
-    game's state is still in cache): one call per batch step."""
-    illegal = check_actions(s, p, actions, bad, allow_idle, scratch_mask)
+    """checked_step, then the next views and legal masks: one call per batch step."""
+    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask)
     if illegal == 0:
-        for g in range(actions.shape[0]):
-            step_one(s, p, g, actions[g], rewards, terminated, truncated, auto_reset)
-            masks[g, :] = False
-            legal_mask_one(s, p, g, masks[g])
-            observations[g, :] = 0
-            if s.current_player[g] >= 0:
-                observe_one(s, p, g, s.current_player[g], observations[g])
+        legal_mask_games(s, p, masks)
+        observe_games(s, p, s.current_player, observations)
     return illegal
