@@ -159,7 +159,10 @@ class VectorEngine:
             seats = self.state.current_player
         else:
             seats = np.asarray(seats)
-            if seats.shape != (self.num_games,) or seats.dtype.kind not in "iu" or seats.max() >= self.num_players:
+            if (
+                seats.shape != (self.num_games,) or seats.dtype.kind not in "iu"
+                or seats.min() < -1 or seats.max() >= self.num_players
+            ):
                 raise ValueError(f"seats must be {self.num_games} ints in [-1, {self.num_players})")
             seats = seats.astype(np.int8)
         observations = np.empty((self.num_games, self.observation_size), OBS_DTYPE)

@@ -611,3 +611,12 @@ def test_rewards(num_players, rules, seed, play_seed, bias, steps):
         finished = np.flatnonzero(terminated | truncated)
         if finished.size:
             engine.reset(games=finished)
+
+
+def test_observe_rejects_seats_outside_the_table():
+    engine = VectorEngine(num_games=2, num_players=3, seed=0)
+    engine.reset()
+    for seats in ([0, 3], [-2, 0], [0], [0.0, 1.0]):
+        with pytest.raises(ValueError, match="seats"):
+            engine.observe(np.array(seats))
+    assert (engine.observe(np.array([-1, 2]))[0] == 0).all()
