@@ -102,6 +102,10 @@ EV_TRUNCATED = 18  # the round hit max_turns
 EV_TARGET = 19  # seat a aimed its Sorting Hat at seat b
 EV_DIRECTION = 20  # play now goes a (1 left, -1 right)
 
+# What is left of a turn after an action (apply_action, play_card, end_turn return
+# it to step_one, so that each of those is inlined at one call site).
+DONE, END_TURN, CARD_EFFECT = range(3)
+
 REASON_DRAW2, REASON_WD4, REASON_GUILTY, REASON_INNOCENT, REASON_UNO, REASON_START = range(6)
 
 _MASK32 = 0xFFFFFFFF
@@ -294,26 +298,35 @@ def hand_points(s, g, seat):
 
 
 @jit
+def reshuffle(s, g):
+    """RULES.md "The draw pile": the discard pile but its top card, shuffled, becomes
+    the draw pile. Returns False when there is nothing to move (both piles exhausted)."""
+    movable = s.discard_count[g] - 1
+    if movable <= 0:
+        return False
+    for i in range(movable):
+        s.draw_pile[g, i] = s.discard[g, i]
+    s.discard[g, 0] = s.discard[g, movable]
+    s.discard_count[g] = 1
+    s.discard_counts[g, :] = 0
+    s.discard_counts[g, s.discard[g, 0]] = 1
+    shuffle(s, g, s.draw_pile[g], movable)
+    s.draw_count[g] = movable
+    for i in range(movable):
+        s.reshuffled[g, i] = s.draw_pile[g, movable - 1 - i]
+    for i in range(movable, DECK_SIZE):
+        s.reshuffled[g, i] = -1
+    log_event(s, g, EV_RESHUFFLE, movable, 0, 0)
+    return True
+
+
+@leaf
 def draw_one(s, g):
-    """Take the top card of the draw pile, reshuffling the discard pile (all but
-    its top card) into it when it is empty. Returns -1 when both are exhausted."""
-    if s.draw_count[g] == 0:
-        movable = s.discard_count[g] - 1
-        if movable <= 0:
-            return -1
-        for i in range(movable):
-            s.draw_pile[g, i] = s.discard[g, i]
-        s.discard[g, 0] = s.discard[g, movable]
-        s.discard_count[g] = 1
-        s.discard_counts[g, :] = 0
-        s.discard_counts[g, s.discard[g, 0]] = 1
-        shuffle(s, g, s.draw_pile[g], movable)
-        s.draw_count[g] = movable
-        for i in range(movable):
-            s.reshuffled[g, i] = s.draw_pile[g, movable - 1 - i]
-        for i in range(movable, DECK_SIZE):
-            s.reshuffled[g, i] = -1
-        log_event(s, g, EV_RESHUFFLE, movable, 0, 0)
+    """Take the top card of the draw pile (reshuffling first when it is empty);
+    -1 when both piles are exhausted. The rare reshuffle is a call of its own so
+    that this common path stays small enough to inline everywhere."""
+    if s.draw_count[g] == 0 and not reshuffle(s, g):
+        return -1
     s.draw_count[g] -= 1
     return s.draw_pile[g, s.draw_count[g]]
 
@@ -374,9 +387,20 @@ def skip_to_after(s, p, g, seat):
     begin_turn(s, g, next_seat(s, p, g, seat))
 
 
-@jit
+@leaf
+def card_penalty(card):
+    """What the turn's card makes the next player draw: (cards, reason); (0, 0) for none."""
+    if card == WILD_DRAW4:
+        return 4, REASON_WD4
+    if card >= 0 and CARD_COLOR[card] >= 0 and CARD_RANK[card] == DRAW2_RANK:
+        return 2, REASON_DRAW2
+    return 0, 0
+
+
+@leaf
 def play_card(s, p, g, seat, card):
-    """Move card from seat's hand to the discard pile and start its effect."""
+    """Move card from seat's hand to the discard pile and start its effect.
+    Returns what is left of the turn: DONE while a wild's colour is to be named, else END_TURN."""
     if card == WILD_DRAW4:
         s.wd4_player[g] = seat
         s.wd4_prev_color[g] = s.current_color[g]
@@ -393,18 +417,19 @@ def play_card(s, p, g, seat, card):
         s.current_color[g] = -1
         s.phase[g] = COLOR
         s.starting_wild[g] = False
-        return
+        return DONE
     s.current_color[g] = CARD_COLOR[card]
     s.lacks_color[g, seat, CARD_COLOR[card]] = False
     if CARD_RANK[card] == REVERSE_RANK:
         s.direction[g] = -s.direction[g]
         log_event(s, g, EV_DIRECTION, s.direction[g], 0, 0)
-    end_turn(s, p, g)
+    return END_TURN
 
 
-@jit
+@leaf
 def end_turn(s, p, g):
     """The turn player's turn is over (its card and decisions resolved).
+    Returns CARD_EFFECT when the card's effect on the next player comes next, else DONE.
 
     RULES.md "End of a round": an empty hand ends the round after the card's
     effects. "Calling UNO": a play that left one card, without a call, opens the
@@ -414,39 +439,37 @@ def end_turn(s, p, g):
     seat = s.turn_player[g]
     if s.hand_sizes[g, seat] == 0:
         end_round(s, p, g, seat)
-        return
+        return DONE
     if s.hand_sizes[g, seat] == 1 and not s.uno_called[g, seat] and s.turn_card[g] >= 0:
         if p.uno_catch == CATCH_WINDOW:
             s.catch_offender[g] = seat
             s.phase[g] = CATCH_PHASE
             s.current_player[g] = next_seat(s, p, g, seat)
-            return
+            return DONE
         if p.uno_catch == CATCH_ALWAYS:
             forced_draw(s, g, seat, p.uno_penalty, REASON_UNO)
-    apply_card_effect(s, p, g)
+    return CARD_EFFECT
 
 
-@jit
+@leaf
 def apply_card_effect(s, p, g):
     """What the turn's card does to the next player, then the next turn begins."""
-    seat = s.turn_player[g]
     card = s.turn_card[g]
-    following = next_seat(s, p, g, seat)
-    if card < 0 or card == WILD or card == SORTING_HAT:
-        begin_turn(s, g, following)
-    elif card == WILD_DRAW4:
-        if p.wd4_bluffing == 1:
-            s.phase[g] = CHALLENGE_PHASE
-            s.current_player[g] = following
-        else:
-            forced_draw(s, g, following, 4, REASON_WD4)
-            skip_to_after(s, p, g, following)
-    elif CARD_RANK[card] == DRAW2_RANK:
-        forced_draw(s, g, following, 2, REASON_DRAW2)
-        skip_to_after(s, p, g, following)
-    elif CARD_RANK[card] == SKIP_RANK:
-        skip_to_after(s, p, g, following)
-    elif CARD_RANK[card] == REVERSE_RANK and p.num_players == 2 and p.two_player_reverse_skips == 1:
+    following = next_seat(s, p, g, s.turn_player[g])
+    if card == WILD_DRAW4 and p.wd4_bluffing == 1:
+        s.phase[g] = CHALLENGE_PHASE
+        s.current_player[g] = following
+        return
+    penalty, reason = card_penalty(card)
+    if penalty > 0:
+        forced_draw(s, g, following, penalty, reason)
+    rank = CARD_RANK[card] if card >= 0 and CARD_COLOR[card] >= 0 else -1
+    skips = (
+        penalty > 0
+        or rank == SKIP_RANK
+        or (rank == REVERSE_RANK and p.num_players == 2 and p.two_player_reverse_skips == 1)
+    )
+    if skips:
         skip_to_after(s, p, g, following)
     else:
         begin_turn(s, g, following)
@@ -459,12 +482,9 @@ def apply_card_effect(s, p, g):
 def end_round(s, p, g, winner):
     """RULES.md "End of a round and scoring": a final Draw Two / Wild Draw Four still
     makes the next player draw (no challenge); those cards count."""
-    card = s.turn_card[g]
-    following = next_seat(s, p, g, winner)
-    if card == WILD_DRAW4:
-        forced_draw(s, g, following, 4, REASON_WD4)
-    elif card >= 0 and CARD_COLOR[card] >= 0 and CARD_RANK[card] == DRAW2_RANK:
-        forced_draw(s, g, following, 2, REASON_DRAW2)
+    penalty, reason = card_penalty(s.turn_card[g])
+    if penalty > 0:
+        forced_draw(s, g, next_seat(s, p, g, winner), penalty, reason)
     s.phase[g] = OVER
     s.current_player[g] = -1
 
@@ -649,87 +669,86 @@ def finish_round(s, p, g, rewards, terminated):
 
 @leaf
 def apply_action(s, p, g, action):
-    """Carry out one legal action of the player to act in game g."""
+    """Carry out one legal action of the player to act in game g. Returns what
+    is left of the turn for step_one: DONE, END_TURN or CARD_EFFECT."""
     seat = s.current_player[g]
     phase = s.phase[g]
     if action == UNO:
         s.uno_called[g, seat] = True
         log_event(s, g, EV_UNO, seat, 0, 0)
-    elif phase == PLAY and action == DRAW:
+        return DONE
+    if phase == PLAY and action == DRAW:
         color = s.current_color[g]
         s.lacks_color[g, seat, color] = True
         card = draw_one(s, g)
         log_event(s, g, EV_DRAW, seat, card, 0)
         if card < 0:
-            end_turn(s, p, g)
-            return
+            return END_TURN
         add_to_hand(s, g, seat, card)
-        if is_playable(s, p, g, seat, card):
-            s.drawn_card[g] = card
-            s.phase[g] = DRAWN
-        else:
-            end_turn(s, p, g)
-    elif phase == PLAY or phase == DRAWN:
-        if action == KEEP:
-            log_event(s, g, EV_KEEP, seat, 0, 0)
-            s.drawn_card[g] = -1
-            end_turn(s, p, g)
-        else:
-            play_card(s, p, g, seat, action)
-    elif phase == COLOR:
-        color = action - COLOR_BASE
-        s.current_color[g] = color
-        log_event(s, g, EV_COLOR, seat, color, 0)
-        if s.starting_wild[g]:  # the starting card's colour: now the turn goes on
-            s.starting_wild[g] = False
-            s.phase[g] = PLAY
-        elif s.turn_card[g] == SORTING_HAT:
-            if p.num_players == 2:
-                target = 1 - seat
-                log_event(s, g, EV_TARGET, seat, target, 0)
-                draw_until_gryffindor(s, p, g, target)
-                end_turn(s, p, g)
-            else:
-                s.phase[g] = TARGET
-        else:
-            end_turn(s, p, g)
-    elif phase == TARGET:
-        target = (seat + action - TARGET_BASE + 1) % p.num_players
-        log_event(s, g, EV_TARGET, seat, target, 0)
-        draw_until_gryffindor(s, p, g, target)
-        end_turn(s, p, g)
-    elif phase == CHALLENGE_PHASE:
+        if not is_playable(s, p, g, seat, card):
+            return END_TURN
+        s.drawn_card[g] = card
+        s.phase[g] = DRAWN
+        return DONE
+    if phase == PLAY or phase == DRAWN:
+        if action != KEEP:
+            return play_card(s, p, g, seat, action)
+        log_event(s, g, EV_KEEP, seat, 0, 0)
+        s.drawn_card[g] = -1
+        return END_TURN
+    if phase == CHALLENGE_PHASE:
         offender = s.wd4_player[g]
         if action == ACCEPT:
             log_event(s, g, EV_ACCEPT, seat, 0, 0)
-            forced_draw(s, g, seat, 4, REASON_WD4)
-            skip_to_after(s, p, g, seat)
+            loser, penalty, reason = seat, 4, REASON_WD4
         else:
             for card in range(NUM_CARD_TYPES):
                 s.revealed[g, seat, offender, card] = s.hands[g, offender, card]
             s.revealed_seen[g, seat, offender] = True
             log_event(s, g, EV_CHALLENGE, seat, offender, 1 if s.wd4_guilty[g] else 0)
             if s.wd4_guilty[g]:
-                forced_draw(s, g, offender, 4, REASON_GUILTY)
-                begin_turn(s, g, seat)
+                loser, penalty, reason = offender, 4, REASON_GUILTY
             else:
-                forced_draw(s, g, seat, 6, REASON_INNOCENT)
-                skip_to_after(s, p, g, seat)
-    elif phase == CATCH_PHASE:
+                loser, penalty, reason = seat, 6, REASON_INNOCENT
+        forced_draw(s, g, loser, penalty, reason)
+        if loser == offender:  # a guilty bluffer: the challenger plays on
+            begin_turn(s, g, seat)
+        else:
+            skip_to_after(s, p, g, seat)
+        return DONE
+    if phase == CATCH_PHASE:
         offender = s.catch_offender[g]
         if action == CATCH:
             log_event(s, g, EV_CATCH, seat, offender, 0)
             forced_draw(s, g, offender, p.uno_penalty, REASON_UNO)
-            s.catch_offender[g] = -1
-            apply_card_effect(s, p, g)
         else:
             log_event(s, g, EV_PASS, seat, offender, 0)
             asked = next_seat(s, p, g, seat)
-            if asked == offender:
-                s.catch_offender[g] = -1
-                apply_card_effect(s, p, g)
-            else:
+            if asked != offender:
                 s.current_player[g] = asked
+                return DONE
+        s.catch_offender[g] = -1
+        return CARD_EFFECT
+    if phase == COLOR:
+        color = action - COLOR_BASE
+        s.current_color[g] = color
+        log_event(s, g, EV_COLOR, seat, color, 0)
+        if s.starting_wild[g]:  # the starting card's colour: now the turn goes on
+            s.starting_wild[g] = False
+            s.phase[g] = PLAY
+            return DONE
+        if s.turn_card[g] != SORTING_HAT:
+            return END_TURN
+        if p.num_players > 2:
+            s.phase[g] = TARGET
+            return DONE
+        target = 1 - seat
+    else:  # TARGET
+        target = (seat + action - TARGET_BASE + 1) % p.num_players
+    # The Sorting Hat's target is known (named, or the only other seat).
+    log_event(s, g, EV_TARGET, seat, target, 0)
+    draw_until_gryffindor(s, p, g, target)
+    return END_TURN
 
 
 @leaf
@@ -829,7 +848,12 @@ def step_one(s, p, g, action, rewards, terminated, truncated, auto_reset):
         return
     s.event_count[g] = 0
     s.turns[g] += 1
-    apply_action(s, p, g, action)
+    # Each helper below is inlined at this one call site (see `leaf`).
+    left_to_do = apply_action(s, p, g, action)
+    if left_to_do == END_TURN:
+        left_to_do = end_turn(s, p, g)
+    if left_to_do == CARD_EFFECT:
+        apply_card_effect(s, p, g)
     if s.phase[g] == OVER:
         finish_round(s, p, g, rewards, terminated)
     elif s.turns[g] >= p.max_turns:
