@@ -51,8 +51,7 @@ class _CompiledCall:
 _reset_games = _CompiledCall(kernel.reset_games)
 _legal_mask_games = _CompiledCall(kernel.legal_mask_games)
 _observe_games = _CompiledCall(kernel.observe_games)
-_checked_step = _CompiledCall(kernel.checked_step)
-_checked_step_observe = _CompiledCall(kernel.checked_step_observe)
+_step_games = _CompiledCall(kernel.step_games)
 
 
 class VectorEngine:
@@ -89,6 +88,7 @@ class VectorEngine:
         self._bad = np.zeros(self.num_games, np.bool_)
         self._scratch_mask = np.zeros(NUM_ACTIONS, np.bool_)
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), np.bool_)
+        self._no_observations = np.zeros((0, self.observation_size), OBS_DTYPE)  # step() observes nothing
         self._all_games = np.arange(self.num_games, dtype=np.int64)
 
     # ------------------------------------------------------------ seeding and reset
@@ -185,7 +185,10 @@ class VectorEngine:
         the games, and no game changes.
         """
         actions = self._checked_actions(actions)
-        illegal = _checked_step(self.state, self.params, actions, self._rewards, self._terminated, self._truncated, self.auto_reset, self._bad, bool(partial), self._scratch_mask)
+        illegal = _step_games(
+            self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
+            self.auto_reset, self._bad, bool(partial), self._scratch_mask, False, self._no_observations, self._mask,
+        )
         self._raise_if_illegal(illegal, actions)
         return self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
 
@@ -195,9 +198,9 @@ class VectorEngine:
         actions = self._checked_actions(actions)
         observations = np.empty((self.num_games, self.observation_size), OBS_DTYPE)
         masks = np.empty((self.num_games, NUM_ACTIONS), np.bool_)
-        illegal = _checked_step_observe(
+        illegal = _step_games(
             self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
-            self.auto_reset, self._bad, bool(partial), self._scratch_mask, observations, masks,
+            self.auto_reset, self._bad, bool(partial), self._scratch_mask, True, observations, masks,
         )
         self._raise_if_illegal(illegal, actions)
         return observations, masks, self._rewards.copy(), self._terminated.copy(), self._truncated.copy()

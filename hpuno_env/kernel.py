@@ -4,8 +4,7 @@ A batch is an ``EngineState``: a record of numpy arrays whose first axis is
 the game (struct of arrays). Every function here is a plain scalar function
 of one game ``g`` of that record, compiled with ``numba.njit(cache=True)``;
 the entry points (``reset_games``, ``step_games``, ``legal_mask_games``,
-``observe_games``, ``checked_step``, ``checked_step_observe``) loop over the
-games. With ``NUMBA_DISABLE_JIT=1`` the very same code runs as ordinary
+``observe_games``) loop over the games. With ``NUMBA_DISABLE_JIT=1`` the very same code runs as ordinary
 Python, which is how to debug a rule (tests/test_pure_python.py keeps the
 two identical).
 
@@ -103,7 +102,7 @@ EV_TARGET = 19  # seat a aimed its Sorting Hat at seat b
 EV_DIRECTION = 20  # play now goes a (1 left, -1 right)
 
 # What is left of a turn after an action (apply_action, play_card, end_turn return
-# it to step_one, so that each of those is inlined at one call site).
+# it to step_games, so that each of those is inlined at one call site).
 DONE, END_TURN, CARD_EFFECT = range(3)
 
 REASON_DRAW2, REASON_WD4, REASON_GUILTY, REASON_INNOCENT, REASON_UNO, REASON_START = range(6)
@@ -191,7 +190,7 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
 # ---------------------------------------------------------------- randomness
 
 
-@jit
+@leaf
 def _rotl32(x, k):
     return ((x << k) | (x >> (32 - k))) & _MASK32
 
@@ -559,7 +558,7 @@ def shuffle_full_deck(s, g, out):
     """Fill out (112 cards) with a freshly shuffled full deck."""
     for i in range(DECK_SIZE):
         out[i] = FULL_DECK[i]
-    shuffle(s, g, out, DECK_SIZE)
+    shuffle(s, g, out, len(out))  # len, not DECK_SIZE: a literal argument would compile shuffle twice
 
 
 @jit
@@ -576,7 +575,7 @@ def draw_for_dealer(s, p, g):
         for seat in range(p.num_players):
             if in_draw >> seat & 1:
                 if position == DECK_SIZE:
-                    shuffle(s, g, deck, DECK_SIZE)
+                    shuffle(s, g, deck, len(deck))
                     position = 0
                 value = int(CARD_DEALER_VALUE[deck[position]])
                 position += 1
@@ -670,7 +669,7 @@ def finish_round(s, p, g, rewards, terminated):
 @leaf
 def apply_action(s, p, g, action):
     """Carry out one legal action of the player to act in game g. Returns what
-    is left of the turn for step_one: DONE, END_TURN or CARD_EFFECT."""
+    is left of the turn for step_games: DONE, END_TURN or CARD_EFFECT."""
     seat = s.current_player[g]
     phase = s.phase[g]
     if action == UNO:
@@ -836,41 +835,6 @@ def check_actions(s, p, actions, bad, allow_idle, mask):
     return count
 
 
-@leaf
-def step_one(s, p, g, action, rewards, terminated, truncated, auto_reset):
-    """Game g takes one (already checked) action; -1, or a game already OVER, is left
-    alone. A finished game starts a fresh match when auto_reset, else stays OVER.
-    The outputs describe the step."""
-    rewards[g, :] = 0.0
-    terminated[g] = False
-    truncated[g] = False
-    if s.phase[g] == OVER or action < 0:
-        return
-    s.event_count[g] = 0
-    s.turns[g] += 1
-    # Each helper below is inlined at this one call site (see `leaf`).
-    left_to_do = apply_action(s, p, g, action)
-    if left_to_do == END_TURN:
-        left_to_do = end_turn(s, p, g)
-    if left_to_do == CARD_EFFECT:
-        apply_card_effect(s, p, g)
-    if s.phase[g] == OVER:
-        finish_round(s, p, g, rewards, terminated)
-    elif s.turns[g] >= p.max_turns:
-        s.phase[g] = OVER
-        s.current_player[g] = -1
-        truncated[g] = True
-        log_event(s, g, EV_TRUNCATED, 0, 0, 0)
-    if (terminated[g] or truncated[g]) and auto_reset:
-        start_match(s, p, g, s.round_deck[g], False, -1)
-
-
-@jit
-def step_games(s, p, actions, rewards, terminated, truncated, auto_reset):
-    for g in range(actions.shape[0]):
-        step_one(s, p, g, actions[g], rewards, terminated, truncated, auto_reset)
-
-
 @jit
 def legal_mask_games(s, p, out):
     out[:, :] = False
@@ -942,23 +906,53 @@ def observe_one(s, p, g, seat, row):
                 row[at + others + k * C + card] = s.revealed[g, seat, other, card]
 
 
-# ---------------------------------------------------------------- one call per batch step
+# ---------------------------------------------------------------- the step
 
 
 @jit
-def checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask):
-    """Step every game unless some action is illegal; return how many are (0: stepped)."""
+def step_games(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask, observe, observations, masks):
+    """One decision in every game, or none at all: returns how many actions are
+    illegal (marked in bad; 0: every game stepped).
+
+    actions[g] = -1 leaves game g as it is when allow_idle; so does a game
+    already OVER. A finished game starts a fresh match when auto_reset, else
+    stays OVER. rewards, terminated and truncated describe the step. With
+    observe, masks and observations then get the new legal masks and the views
+    of the players to act. scratch_mask: 75 bools of scratch space.
+
+    This is the only function that holds the turn's rules, each helper inlined
+    at one call site (see `leaf`); everything else is a call into small
+    compiled functions. (numba copies an inlined function's whole IR once per
+    block, and a caller re-optimises the code of every compiled function it
+    calls, so the big body is written here and nothing calls this.)
+    """
     illegal = check_actions(s, p, actions, bad, allow_idle, scratch_mask)
-    if illegal == 0:
-        step_games(s, p, actions, rewards, terminated, truncated, auto_reset)
-    return illegal
-
-
-@jit
-def checked_step_observe(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask, observations, masks):
-    """checked_step, then the next views and legal masks: one call per batch step."""
-    illegal = checked_step(s, p, actions, rewards, terminated, truncated, auto_reset, bad, allow_idle, scratch_mask)
-    if illegal == 0:
+    if illegal > 0:
+        return illegal
+    for g in range(actions.shape[0]):
+        action = actions[g]
+        rewards[g, :] = 0.0
+        terminated[g] = False
+        truncated[g] = False
+        if s.phase[g] == OVER or action < 0:
+            continue
+        s.event_count[g] = 0
+        s.turns[g] += 1
+        left_to_do = apply_action(s, p, g, action)
+        if left_to_do == END_TURN:
+            left_to_do = end_turn(s, p, g)
+        if left_to_do == CARD_EFFECT:
+            apply_card_effect(s, p, g)
+        if s.phase[g] == OVER:
+            finish_round(s, p, g, rewards, terminated)
+        elif s.turns[g] >= p.max_turns:
+            s.phase[g] = OVER
+            s.current_player[g] = -1
+            truncated[g] = True
+            log_event(s, g, EV_TRUNCATED, 0, 0, 0)
+        if (terminated[g] or truncated[g]) and auto_reset:
+            start_match(s, p, g, s.round_deck[g], False, -1)
+    if observe:
         legal_mask_games(s, p, masks)
         observe_games(s, p, s.current_player, observations)
-    return illegal
+    return 0
