@@ -59,10 +59,13 @@ from .cards import (
 # down, which measured 2.5x the work of a legal mask. So nothing in the kernel
 # allocates; scratch space lives in the state.
 jit = numba.njit(cache=True, _nrt=False)
-# Helpers called from one or two places are inlined there: a call that passes
-# the record costs ~70 ns (its fields travel as some 300 arguments), and each
-# function numba compiles separately costs about a second of cold compile.
-# Inlining the whole call tree, though, makes the compile explode (16+ GB).
+# Helpers on the common path are inlined where they are called: a call that
+# passes the record costs ~70 ns (its fields travel as some 300 arguments).
+# Inlining has its own price, paid at compile time: numba copies the callee's
+# whole IR once per block of it, per call site. So big helpers are inlined at
+# one call site each (apply_action, end_turn and apply_card_effect return what
+# is left of the turn to step_games instead of calling each other), small ones
+# anywhere, and rare work (reshuffle, deal_round, finish_round) stays a call.
 leaf = numba.njit(cache=True, _nrt=False, inline="always")
 
 # Phases (game_state() spells them out with PHASE_NAMES).
