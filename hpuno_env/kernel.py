@@ -858,6 +858,15 @@ def observe_games(s, p, seats, out):
 
 
 @leaf
+def copy_cards(destination, source):
+    """destination[:] = source for 55 card counts, as a loop over views: indices known
+    to be non-negative let LLVM drop numba's index wrapping and copy in vectors
+    (a slice assignment would need numba's allocator)."""
+    for card in range(NUM_CARD_TYPES):
+        destination[card] = source[card]
+
+
+@leaf
 def observe_one(s, p, g, seat, row):
     """Write into row (zeroed) what seat knows of game g, in the order of
     encoding.observation_layout."""
@@ -865,8 +874,7 @@ def observe_one(s, p, g, seat, row):
     P = p.num_players
     others = P - 1
     C = NUM_CARD_TYPES
-    for card in range(C):
-        row[card] = s.hands[g, seat, card]
+    copy_cards(row[0:C], s.hands[g, seat])
     top = s.discard[g, s.discard_count[g] - 1]
     row[C + int(top)] = 1
     at = 2 * C
@@ -881,14 +889,14 @@ def observe_one(s, p, g, seat, row):
     row[at] = 1 if s.direction[g] > 0 else 0
     row[at + 1] = s.draw_count[g]
     at += 2
-    for card in range(C):
-        row[at + card] = s.discard_counts[g, card]
+    copy_cards(row[at:at + C], s.discard_counts[g])
     at += C
     row[at] = min(100, s.scores[g, seat] * 100 // p.target_score)
     row[at + 1] = s.uno_called[g, seat]
     at += 2
+    other = seat
     for k in range(others):
-        other = (seat + 1 + k) % P
+        other = other + 1 if other + 1 < P else 0
         row[at + k] = min(127, s.hand_sizes[g, other])
         row[at + others + k] = s.uno_called[g, other]
         for color in range(4):
@@ -901,12 +909,13 @@ def observe_one(s, p, g, seat, row):
     if s.phase[g] == CATCH_PHASE and s.catch_offender[g] != seat:
         row[at + (int(s.catch_offender[g]) - seat - 1) % P] = 1
     at += others
+    other = seat
     for k in range(others):
-        other = (seat + 1 + k) % P
+        other = other + 1 if other + 1 < P else 0
         if s.revealed_seen[g, seat, other]:
             row[at + k] = 1
-            for card in range(C):
-                row[at + others + k * C + card] = s.revealed[g, seat, other, card]
+            start = at + others + k * C
+            copy_cards(row[start:start + C], s.revealed[g, seat, other])
 
 
 # ---------------------------------------------------------------- the step
