@@ -27,6 +27,10 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .cards import (
     CARD_COLOR,
@@ -67,6 +71,47 @@ jit = numba.njit(cache=True, _nrt=False)
 # is left of the turn to step_games instead of calling each other), small ones
 # anywhere, and rare work (reshuffle, deal_round, finish_round) stays a call.
 leaf = numba.njit(cache=True, _nrt=False, inline="always")
+
+
+
+def _prefetch_typer(typingctx, array, byte_offset):
+    """prefetch(array, byte_offset): ask the CPU to start loading the cache line at
+    that byte of array's data; no effect on results."""
+    if not isinstance(array, types.Array) or not isinstance(byte_offset, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        address = builder.gep(builder.bitcast(data, ir.IntType(8).as_pointer()), [args[1]])
+        i32 = ir.IntType(32)
+        llvm_prefetch = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        builder.call(llvm_prefetch, [address, i32(0), i32(3), i32(1)])  # read, keep in all caches, data
+        return context.get_dummy_value()
+
+    return types.void(array, byte_offset), codegen
+
+
+if numba.config.DISABLE_JIT:
+    def prefetch(array, byte_offset):
+        pass
+else:
+    prefetch = intrinsic(_prefetch_typer)
+
+# A batch loop that reads rows picked by each game's seat to act (its hand, the
+# hands shown to it) starts loading them this many games ahead: on its own the
+# CPU meets each game's rows one cache miss at a time (measured: the revealed
+# hands alone were ~100 ns of a 4-player observation at 4096 games).
+PREFETCH_AHEAD = 8
+
+
+@leaf
+def prefetch_all(view):
+    """Start loading every cache line of a contiguous view."""
+    for offset in range(0, view.size * view.itemsize, 64):
+        prefetch(view, offset)
+
 
 # Phases (game_state() spells them out with PHASE_NAMES).
 PLAY, DRAWN, COLOR, TARGET, CHALLENGE_PHASE, CATCH_PHASE, OVER = range(7)
@@ -265,6 +310,12 @@ def holds_color(hands, g, seat, color):
     return False
 
 
+@leaf
+def matches_top(card, color, top_rank):
+    """RULES.md "A turn": a coloured card plays on the current colour or the top card's number or symbol."""
+    return (CARD_COLOR[card] == color) | (CARD_RANK[card] == top_rank)
+
+
 @jit
 def card_playable(card, color, top_rank, holds_current, wd4_bluffing):
     """RULES.md "A turn": colour, number or symbol match; wilds always (a Wild Draw
@@ -273,7 +324,7 @@ def card_playable(card, color, top_rank, holds_current, wd4_bluffing):
         return True
     if card == WILD_DRAW4:
         return wd4_bluffing == 1 or not holds_current
-    return CARD_COLOR[card] == color or CARD_RANK[card] == top_rank
+    return matches_top(card, color, top_rank)
 
 
 @leaf
@@ -763,9 +814,14 @@ def legal_mask_one(s, p, g, mask):
         color = s.current_color[g]
         top_rank = CARD_RANK[s.discard[g, s.discard_count[g] - 1]]
         holds_current = holds_color(hands, g, seat, color)
+        hand = hands[g, seat]
         any_playable = False
-        for card in range(NUM_CARD_TYPES):
-            if hands[g, seat, card] > 0 and card_playable(card, color, top_rank, holds_current, p.wd4_bluffing):
+        for card in range(WILD):  # the coloured cards, branch-free so that LLVM vectorises it
+            playable = (hand[card] > 0) & matches_top(card, color, top_rank)
+            mask[card] = playable
+            any_playable |= playable
+        for card in range(WILD, NUM_CARD_TYPES):
+            if hand[card] > 0 and card_playable(card, color, top_rank, holds_current, p.wd4_bluffing):
                 mask[card] = True
                 any_playable = True
         mask[DRAW] = p.voluntary_draw == 1 or not any_playable
@@ -842,6 +898,9 @@ def check_actions(s, p, actions, bad, allow_idle, mask):
 def legal_mask_games(s, p, out):
     out[:, :] = False
     for g in range(out.shape[0]):
+        later = g + PREFETCH_AHEAD
+        if later < out.shape[0] and s.current_player[later] >= 0:
+            prefetch_all(s.hands[later, s.current_player[later]])
         legal_mask_one(s, p, g, out[g])
 
 
@@ -852,6 +911,10 @@ def legal_mask_games(s, p, out):
 def observe_games(s, p, seats, out):
     """Write into out[g] the view of seat seats[g] of each game g (all zeros for seat -1)."""
     for g in range(out.shape[0]):
+        later = g + PREFETCH_AHEAD
+        if later < out.shape[0] and seats[later] >= 0:
+            prefetch_all(s.hands[later, seats[later]])
+            prefetch_all(s.revealed[later, seats[later]])
         out[g, :] = 0
         if seats[g] >= 0:
             observe_one(s, p, g, seats[g], out[g])
