@@ -246,15 +246,20 @@ def fmt_rate(x: float) -> str:
     return f"{x:,.0f}"
 
 
+def print_header(title: str, setup: str, other_versions: str = "") -> None:
+    """The report's first lines: what ran, on what, and the command that ran it."""
+    print(f"# {title}\n")
+    print(f"- python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
+          f"{other_versions}hpuno_env {hpuno_env.__version__}, {platform.machine()} with {os.cpu_count()} cores")
+    print(f"- NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}{setup}")
+    print(f"- command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}\n", flush=True)
+
+
 def main():
     args = parse_args()
     run_start = time.perf_counter()
-    print("# VectorEngine benchmark\n")
-    print(f"- python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-          f"hpuno_env {hpuno_env.__version__}, {platform.machine()} with {os.cpu_count()} cores")
-    print(f"- NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']} (engine on one core); "
-          f"default rules (max_turns {VectorEngine().options.max_turns}), auto-reset, uniform random legal actions")
-    print(f"- command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}\n", flush=True)
+    print_header("VectorEngine benchmark", " (engine on one core); default rules "
+                 f"(max_turns {VectorEngine().options.max_turns}), auto-reset, uniform random legal actions")
 
     # 2a. the anchor, first half (the second half runs after the engine, so that
     # a change in machine load during the run shows up as a spread, not a bias)

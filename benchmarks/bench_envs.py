@@ -51,14 +51,12 @@ import argparse
 import contextlib
 import cProfile
 import io
-import platform
 import pstats
 import random
 import re
 import sys
 import time
 
-import numba
 import numpy as np
 import pettingzoo
 from pettingzoo.test import performance_benchmark
@@ -68,7 +66,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
 import hpuno_env  # noqa: E402
-from bench_engine import bench_rlcard, fmt_rate, load_rlcard  # noqa: E402  (the same anchor code)
+from bench_engine import bench_rlcard, fmt_rate, load_rlcard, print_header  # noqa: E402  (the same anchor code)
 from hpuno_env import HPUnoVecEnv, VectorEngine  # noqa: E402
 
 NUM_ACTIONS = 75
@@ -317,12 +315,9 @@ def ratio(x: float, ref: dict | None) -> str:
 def main():
     args = parse_args()
     run_start = time.perf_counter()
-    print("# Environment benchmark: PettingZoo AEC and SB3 VecEnv\n")
-    print(f"- python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-          f"pettingzoo {pettingzoo.__version__}, hpuno_env {hpuno_env.__version__}, {platform.machine()} with {os.cpu_count()} cores")
-    print(f"- NUMBA_NUM_THREADS={os.environ['NUMBA_NUM_THREADS']}; default rules (max_turns {VectorEngine().options.max_turns}), "
-          "uniform random legal actions everywhere")
-    print(f"- command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}\n", flush=True)
+    print_header("Environment benchmark: PettingZoo AEC and SB3 VecEnv",
+                 f"; default rules (max_turns {VectorEngine().options.max_turns}), uniform random legal actions everywhere",
+                 other_versions=f"pettingzoo {pettingzoo.__version__}, ")
 
     rlcard, rlcard_error = load_rlcard()
     anchor_players = sorted(set(args.aec_players) | {p for p, _ in args.vec_configs} | {2})
