@@ -946,26 +946,27 @@ def test_catch_with_uno_penalty_four():
     assert hand(eng, 0) == ordered(["red:8", "green:1", "green:2", "green:3", "green:4"])
 
 
+def pass_through_catch_window(eng) -> list[str]:
+    """Every seat asked in the open catch window passes; returns who was asked, in order."""
+    asked = []
+    while state(eng)["phase"] == "catch":
+        asked.append(state(eng)["current"])
+        act(eng, "pass")
+    return asked
+
+
 def test_catch_window_order_follows_a_reverse():
     eng = uno_game(("red:reverse", "red:7"))
     act(eng, "play:red:reverse")
     assert state(eng)["direction"] == -1
-    order = []
-    while state(eng)["phase"] == "catch":
-        order.append(state(eng)["current"])
-        act(eng, "pass")
-    assert order == [P(3), P(2), P(1)]
+    assert pass_through_catch_window(eng) == [P(3), P(2), P(1)]
     assert state(eng)["current"] == P(3)
 
 
 def test_catch_window_asks_the_seat_about_to_be_skipped():
     eng = uno_game(("red:skip", "red:7"))
     act(eng, "play:red:skip")
-    order = []
-    while state(eng)["phase"] == "catch":
-        order.append(state(eng)["current"])
-        act(eng, "pass")
-    assert order == [P(1), P(2), P(3)]
+    assert pass_through_catch_window(eng) == [P(1), P(2), P(3)]
     assert state(eng)["current"] == P(2)
 
 
