@@ -184,33 +184,29 @@ class VectorEngine:
         finished one. An illegal action anywhere raises ``ValueError`` naming
         the games, and no game changes.
         """
-        actions = self._checked_actions(actions)
-        illegal = _step_games(
-            self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
-            self.auto_reset, self._bad, bool(partial), self._scratch_mask, False, self._no_observations, self._mask,
-        )
-        self._raise_if_illegal(illegal, actions)
+        self._step(actions, partial, False, self._no_observations, self._mask)
         return self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
 
     def step_observe(self, actions, partial: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``step``, then ``observe()`` and ``legal_mask()`` of the games as they now stand,
         in one kernel call: (observations, masks, rewards, terminated, truncated)."""
-        actions = self._checked_actions(actions)
         observations = np.empty((self.num_games, self.observation_size), OBS_DTYPE)
         masks = np.empty((self.num_games, NUM_ACTIONS), np.bool_)
-        illegal = _step_games(
-            self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
-            self.auto_reset, self._bad, bool(partial), self._scratch_mask, True, observations, masks,
-        )
-        self._raise_if_illegal(illegal, actions)
+        self._step(actions, partial, True, observations, masks)
         return observations, masks, self._rewards.copy(), self._terminated.copy(), self._truncated.copy()
 
-    def _checked_actions(self, actions) -> np.ndarray:
+    def _step(self, actions, partial: bool, observe: bool, observations: np.ndarray, masks: np.ndarray) -> None:
+        """The kernel's step (with observe, also the new views and masks), or ValueError and no change."""
         actions = np.asarray(actions)
         if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be an int array of shape ({self.num_games},), got {actions.dtype} {actions.shape}")
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
         self._bad[:] = False
-        return np.ascontiguousarray(actions, dtype=np.int64)
+        illegal = _step_games(
+            self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
+            self.auto_reset, self._bad, bool(partial), self._scratch_mask, observe, observations, masks,
+        )
+        self._raise_if_illegal(illegal, actions)
 
     def _raise_if_illegal(self, illegal: int, actions: np.ndarray) -> None:
         if illegal:
