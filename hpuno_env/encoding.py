@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import NUM_CARD_TYPES
+from .cards import CARD_COPIES, DECK_SIZE, NUM_CARD_TYPES
 from .kernel import NUM_PHASES
 
 OBS_DTYPE = np.int8
@@ -59,6 +59,50 @@ def observation_layout(num_players: int) -> dict[str, slice]:
 
 def observation_size(num_players: int) -> int:
     return max(s.stop for s in observation_layout(num_players).values())
+
+
+# Cards dealt to each seat at the start of a round (RULES.md, "Setup"): the unit
+# of observation_scale's hand sizes.
+STARTING_HAND = 7
+
+
+def observation_scale(num_players: int) -> np.ndarray:
+    """A fixed float32 factor per observation entry that brings each into about [0, 1].
+
+    ``observation * observation_scale(n)`` is what the vector envs give with
+    ``scale_observations=True``, and what an exported agent applies to the raw
+    int8 view, so one vector serves both. It depends only on the layout:
+    card-type counts are divided by that type's copies in the deck, the draw
+    pile by the deck size, percents by 100, hand sizes by a starting hand (7,
+    so a fresh hand is 1.0 and a long draw streak goes a little above), flags
+    stay as they are.
+    """
+    others = num_players - 1
+    per_card = 1.0 / CARD_COPIES.astype(np.float32)
+    scales = {
+        "hand": per_card,
+        "discard_counts": per_card,
+        "revealed_hands": np.tile(per_card, others),
+        "draw_pile_size": 1.0 / DECK_SIZE,
+        "my_score_pct": 1.0 / 100,
+        "other_scores_pct": 1.0 / 100,
+        "other_hand_sizes": 1.0 / STARTING_HAND,
+    }
+    layout = observation_layout(num_players)
+    unscaled = set(layout) - set(scales) - set(_FLAG_FIELDS)
+    if unscaled:  # a new field must say how it is scaled, not inherit 1.0 by accident
+        raise AssertionError(f"observation_scale has no rule for fields {sorted(unscaled)}")
+    scale = np.ones(observation_size(num_players), np.float32)
+    for name, scale_of_field in scales.items():
+        scale[layout[name]] = scale_of_field
+    return scale
+
+
+# Observation fields that are 0/1 flags or one-hots: observation_scale leaves them as they are.
+_FLAG_FIELDS = (
+    "top_card", "current_color", "phase", "drawn_card", "direction_left", "my_uno_called", "other_uno_called",
+    "other_lacks_color", "wd4_prev_color", "catch_offender", "revealed_seen",
+)
 
 
 def state_size(num_players: int) -> int:

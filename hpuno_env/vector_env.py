@@ -2,11 +2,14 @@
 
 ``SeatBatch`` runs ``num_envs`` games in one engine. In each game the learner
 holds one seat (fixed, or a random seat per episode); the other seats are
-played *inside the batch* by an opponent policy, any object with the batched
-``act(observations, action_masks)`` of ``agents`` (random by default,
-swappable during training with ``set_opponent``). For self-play with shared
-parameters, pass the learner itself as the opponent (``agents.TrainedAgent``
-around the live model, or any object whose ``act`` calls it).
+played *inside the batch* by opponent policies, objects with the batched
+``act(observations, action_masks)`` of ``agents`` (``UniformRandomPolicy`` by
+default). One opponent can play every seat (``set_opponent``), or a list of
+them can share the batch (``set_opponents``): an index per game slot and seat,
+fixed or drawn afresh for every new episode (a league's mixture), and each
+step every opponent is called once on all the rows it plays. For self-play
+with shared parameters, pass the learner itself as the opponent (any object
+whose ``act`` calls the live model).
 
 Rewards: everything the learner's seat is paid between two of its decisions
 is summed into the reward of the first, so a round's result arrives even when
@@ -14,71 +17,169 @@ an opponent ends it (PettingZoo issue 1147's bug class). A finished game is
 reset in the same step (SB3's and Gymnasium's "same-step" autoreset); its last
 view of the learner's seat is kept as the terminal observation.
 
-Two thin adapters:
+Two thin adapters, which give float32 observations by default (int8 with
+``observation_dtype=np.int8``, a quarter of the memory): SB3's ``VecNormalize``
+and MaskablePPO's rollout buffer keep the observation space's dtype, so int8
+would silently truncate normalised values to integers.
+``scale_observations=True`` multiplies by ``encoding.observation_scale``, a
+fixed vector that brings every entry to about [0, 1].
 
 * ``HPUnoVecEnv``: a ``stable_baselines3`` ``VecEnv`` with ``action_masks()``,
   which sb3-contrib's ``MaskablePPO`` trains on directly.
 * ``HPUnoGymVectorEnv``: a ``gymnasium.vector.VectorEnv`` (masks in
   ``infos["action_mask"]``, ``autoreset_mode`` SAME_STEP) for CleanRL-style loops.
+
+This package never imports ``agents`` (which builds on it): the default
+opponent is defined here.
 """
 
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv as GymVectorEnvBase
+from gymnasium.vector.utils import batch_space
 from stable_baselines3.common.vec_env import VecEnv
 
 from .cards import NUM_ACTIONS
+from .encoding import observation_scale, observation_size
 from .engine import VectorEngine
 
 
+class UniformRandomPolicy:
+    """Uniform over each row's legal actions: the vector envs' default opponent.
+
+    It lives here rather than in ``agents`` so that the environment package
+    stands alone; ``agents.load("random")`` plays the same way, with input checks.
+    """
+
+    def __init__(self, num_players: int | None = None, seed: int | None = None):
+        self.num_players = num_players
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None) -> None:
+        """Restart the random stream (the envs' ``reset(seed)`` calls it)."""
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observations, action_masks) -> np.ndarray:
+        masks = np.asarray(action_masks).astype(bool, copy=False)
+        return (self.rng.random(masks.shape) * masks).argmax(axis=1)
+
+
+# What set_opponents accepts as an assignment: fixed indices, or a function of the game slots
+# starting a new episode that returns their indices (one per seat).
+Assignment = np.ndarray | Callable[[np.ndarray], np.ndarray]
+
+
 class SeatBatch:
-    """num_envs games where the learner holds one seat and an opponent policy plays the rest.
+    """num_envs games where the learner holds one seat and opponent policies play the rest.
 
     Args:
         num_envs: games in the batch.
         num_players: seats per game.
         learner_seat: the learner's seat, or ``"random"`` for a new random seat every episode.
-        opponent: object with ``act(observations, action_masks)``; default ``agents.RandomAgent``.
-        seed: seeds the engine and the seat draw.
+        opponent: object with ``act(observations, action_masks)`` (and, if it has one, a
+            ``num_players`` equal to this batch's); default ``UniformRandomPolicy``.
+        seed: seeds the engine, the seat draw and the default opponent.
         **rule_options: ``RulesOptions`` fields.
+
+    Observations and masks are the engine's: int8 views of the player to act, bool masks.
     """
 
     def __init__(self, num_envs: int, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None, **rule_options):
         self.engine = VectorEngine(num_games=num_envs, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
-        if learner_seat != "random" and not (isinstance(learner_seat, int) and 0 <= learner_seat < num_players):
+        if learner_seat != "random" and not (isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat must be a seat in [0, {num_players}) or 'random', got {learner_seat!r}")
-        self.num_envs = num_envs
-        self.num_players = num_players
+        self.num_envs = self.engine.num_games
+        self.num_players = self.engine.num_players
         self.learner_seat = learner_seat
         self.rng = np.random.default_rng(seed)
-        self.seats = np.zeros(num_envs, np.int64)
+        self.seats = np.zeros(self.num_envs, np.int64)
         if opponent is None:
-            from agents import RandomAgent
-
-            opponent = RandomAgent(num_players=num_players, seed=None if seed is None else seed + 1)
+            opponent = UniformRandomPolicy(num_players=self.num_players, seed=None if seed is None else seed + 1)
         self.set_opponent(opponent)
-        self._carry = np.zeros(num_envs, np.float32)
-        self._rows = np.arange(num_envs)
-        self.observations = np.zeros((num_envs, self.engine.observation_size), np.int8)
-        self.masks = np.zeros((num_envs, NUM_ACTIONS), np.bool_)
+        self._carry = np.zeros(self.num_envs, np.float32)
+        self._rows = np.arange(self.num_envs)
+        self.observations = np.zeros((self.num_envs, self.engine.observation_size), np.int8)
+        self.masks = np.zeros((self.num_envs, NUM_ACTIONS), np.bool_)
+
+    # ------------------------------------------------------------ opponents
+
+    @property
+    def opponent(self):
+        """The opponent when one policy plays every seat (``set_opponent``), else None."""
+        return self.policies[0] if len(self.policies) == 1 else None
 
     def set_opponent(self, opponent) -> None:
-        """Swap the policy that plays the other seats (takes effect from the next decision)."""
-        if not callable(getattr(opponent, "act", None)):
-            raise ValueError("opponent must have an act(observations, action_masks) method")
-        self.opponent = opponent
+        """One policy plays every other seat (takes effect from the next decision)."""
+        self.set_opponents([opponent], np.zeros((self.num_envs, self.num_players), np.int64))
+
+    def set_opponents(self, policies: Sequence, assignment: Assignment) -> None:
+        """Several opponents share the batch; ``assignment`` says who plays where.
+
+        Args:
+            policies: objects with ``act(observations, action_masks)``; each is called at
+                most once per opponent move of the batch, on all the rows it plays.
+            assignment: indices into ``policies``, either an int array of shape
+                ``(num_envs, num_players)`` (game slot, seat; the learner's seat is
+                ignored) or ``(num_envs,)`` (one opponent per game slot), kept until changed;
+                or a function ``draw(games) -> indices`` of shape ``(len(games),
+                num_players)`` or ``(len(games),)``, called now for every slot and then
+                whenever new episodes start in ``games`` (a mixture drawn per game and
+                seat). A function with a ``seed`` method is reseeded by ``reset(seed)``.
+
+        Takes effect from the next decision. Bad input raises ValueError and changes nothing.
+        """
+        policies = list(policies)
+        if not policies:
+            raise ValueError("policies must hold at least one opponent")
+        for index, policy in enumerate(policies):
+            self._check_opponent(policy, "opponent" if len(policies) == 1 else f"policies[{index}]")
+        draw = assignment if callable(assignment) else None
+        if draw is not None:
+            indices = self._checked_assignment(draw(self._all_games()), self.num_envs, len(policies), "assignment(games)")
+        else:
+            indices = self._checked_assignment(assignment, self.num_envs, len(policies), "assignment")
+        self.policies, self.assignment, self._draw_assignment = policies, indices, draw
+
+    def _check_opponent(self, policy, name: str) -> None:
+        if not callable(getattr(policy, "act", None)):
+            raise ValueError(f"{name} must have an act(observations, action_masks) method, got {type(policy).__name__}")
+        players = getattr(policy, "num_players", None)
+        if players is not None and players != self.num_players:
+            raise ValueError(f"{name} ({type(policy).__name__}) was built for num_players={players}, but this env has num_players={self.num_players}")
+
+    def _checked_assignment(self, indices, games: int, num_policies: int, name: str) -> np.ndarray:
+        """Indices as an int64 array (games, num_players), or a ValueError naming `name`."""
+        indices = np.asarray(indices)
+        if indices.shape == (games,):
+            indices = np.repeat(indices[:, None], self.num_players, axis=1)
+        if indices.shape != (games, self.num_players):
+            raise ValueError(f"{name} must have shape ({games}, {self.num_players}) or ({games},), got {indices.shape}")
+        if indices.size and (indices.dtype.kind not in "iu" or indices.min() < 0 or indices.max() >= num_policies):
+            raise ValueError(f"{name} must hold integer indices into the {num_policies} policies, got {indices.dtype} in [{indices.min()}, {indices.max()}]")
+        return indices.astype(np.int64)
+
+    def _all_games(self) -> np.ndarray:
+        return np.arange(self.num_envs)
+
+    # ------------------------------------------------------------ episodes
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Fresh matches in every game. A seed reseeds the engine, the seat draw and the
-        opponent (if it has a ``seed`` method), so the same seed replays the same games."""
+        """Fresh matches in every game. A seed reseeds the engine, the seat draw, every
+        opponent with a ``seed`` method (policy i gets seed + 1 + i) and an assignment
+        function with one, so the same seed replays the same games."""
         if seed is not None:
             self.rng = np.random.default_rng(seed)
-            if callable(getattr(self.opponent, "seed", None)):
-                self.opponent.seed(seed + 1)
+            for index, policy in enumerate(self.policies):
+                if callable(getattr(policy, "seed", None)):
+                    policy.seed(seed + 1 + index)
+            if callable(getattr(self._draw_assignment, "seed", None)):
+                self._draw_assignment.seed(seed + 1 + len(self.policies))
         self.engine.reset(seed=seed)
-        self._draw_seats(np.arange(self.num_envs))
+        self._start_episodes(self._all_games())
         self._carry[:] = self._play_opponents()
         return self.observations, self.masks
 
@@ -98,18 +199,22 @@ class SeatBatch:
             seats[games] = self.seats[games]
             terminal_observations = self.engine.observe(seats)
             self.engine.reset(games=games)
-            self._draw_seats(games)
+            self._start_episodes(games)
             self._carry[:] = self._play_opponents()  # paid in the new episodes: next step's reward
         return self.observations, self.masks, rewards.astype(np.float32), terminated, truncated, terminal_observations
 
-    def _draw_seats(self, games: np.ndarray) -> None:
+    def _start_episodes(self, games: np.ndarray) -> None:
+        """New episodes in these slots: the learner's seat and, if drawn per episode, the opponents."""
         if self.learner_seat == "random":
             self.seats[games] = self.rng.integers(0, self.num_players, len(games))
         else:
             self.seats[games] = self.learner_seat
+        if self._draw_assignment is not None:
+            drawn = self._draw_assignment(games)
+            self.assignment[games] = self._checked_assignment(drawn, len(games), len(self.policies), "assignment(games)")
 
     def _play_opponents(self, observations=None, masks=None, terminated=None, truncated=None) -> np.ndarray:
-        """Let the opponent move in every running game until the learner is to act, and
+        """Let the opponents move in every running game until the learner is to act, and
         leave the learner's views in self.observations / self.masks. Returns what the
         learner's seat was paid meanwhile; episode flags are updated in place.
 
@@ -127,7 +232,13 @@ class SeatBatch:
                 return paid
             games = np.flatnonzero(waiting)
             actions = np.full(self.num_envs, -1, np.int64)
-            actions[games] = self.opponent.act(observations[games], masks[games])
+            if len(self.policies) == 1:
+                actions[games] = self.policies[0].act(observations[games], masks[games])
+            else:  # one call per opponent, on every row it plays
+                playing = self.assignment[games, current[games]]
+                for index in np.unique(playing):
+                    rows = games[playing == index]
+                    actions[rows] = self.policies[index].act(observations[rows], masks[rows])
             observations, masks, rewards, ended, cut = self.engine.step_observe(actions, partial=True)
             paid += rewards[self._rows, self.seats]
             if terminated is not None:
@@ -137,33 +248,79 @@ class SeatBatch:
                 restart = np.flatnonzero(ended | cut)
                 paid[restart] = 0.0
                 self.engine.reset(games=restart)
-                self._draw_seats(restart)
+                self._start_episodes(restart)
                 observations, masks = self.engine.observe(), self.engine.legal_mask()
+
+
+class ObservationFormat:
+    """How the adapters hand out the engine's int8 views: dtype, optional fixed scale, space.
+
+    Args:
+        num_players: seats per game (the layout depends on it).
+        observation_dtype: ``np.float32`` (default of the adapters) or ``np.int8``.
+        scale_observations: multiply by ``encoding.observation_scale(num_players)``
+            (float32 only).
+    """
+
+    def __init__(self, num_players: int, observation_dtype=np.float32, scale_observations: bool = False):
+        try:
+            dtype = np.dtype(observation_dtype)
+        except TypeError as error:
+            raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}") from error
+        if dtype not in (np.dtype(np.float32), np.dtype(np.int8)):
+            raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}")
+        if not isinstance(scale_observations, (bool, np.bool_)):
+            raise ValueError(f"scale_observations must be True or False, got {scale_observations!r}")
+        if scale_observations and dtype != np.float32:
+            raise ValueError("scale_observations=True needs observation_dtype=np.float32 (scaled values are fractions)")
+        self.dtype = dtype
+        self.scale = observation_scale(num_players) if scale_observations else None
+        # The engine's int8 views hold small counts and flags: 0..127 bounds every entry.
+        high = np.full(observation_size(num_players), 127, np.float32)
+        if self.scale is not None:
+            high *= self.scale
+        self.space = spaces.Box(np.zeros_like(high, dtype=dtype), high.astype(dtype), dtype=dtype)
+
+    def __call__(self, observations: np.ndarray) -> np.ndarray:
+        """A new array in this format (never a view of the engine's buffer)."""
+        converted = observations.astype(self.dtype)  # astype copies
+        if self.scale is not None:
+            converted *= self.scale
+        return converted
 
 
 class HPUnoVecEnv(VecEnv):
     """Stable-Baselines3 VecEnv: one learner seat per game, opponents inside the batch.
+
+    Arguments as ``SeatBatch``, plus ``observation_dtype`` (float32 by default, or np.int8)
+    and ``scale_observations`` (``ObservationFormat``).
 
     >>> from sb3_contrib import MaskablePPO
     >>> env = HPUnoVecEnv(num_envs=64, num_players=2, seed=0)
     >>> model = MaskablePPO("MlpPolicy", env).learn(10_000)
     """
 
-    def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None, **rule_options):
+    def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
+                 observation_dtype=np.float32, scale_observations: bool = False, **rule_options):
         self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, **rule_options)
-        observation_space = spaces.Box(0, 127, (self.batch.engine.observation_size,), np.int8)
+        self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations)
         self.render_mode = None
-        super().__init__(num_envs, observation_space, spaces.Discrete(NUM_ACTIONS))
+        super().__init__(num_envs, self.observation_format.space, spaces.Discrete(NUM_ACTIONS))
         self._actions = np.zeros(num_envs, np.int64)
 
     def set_opponent(self, opponent) -> None:
+        """``SeatBatch.set_opponent``."""
         self.batch.set_opponent(opponent)
+
+    def set_opponents(self, policies: Sequence, assignment: Assignment) -> None:
+        """``SeatBatch.set_opponents``: several opponents, per game slot and seat."""
+        self.batch.set_opponents(policies, assignment)
 
     def reset(self) -> np.ndarray:
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
         self._seeds = []
         observations, _ = self.batch.reset(seed=seed)
-        return observations.copy()
+        return self.observation_format(observations)
 
     def step_async(self, actions) -> None:
         self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
@@ -172,10 +329,12 @@ class HPUnoVecEnv(VecEnv):
         observations, _, rewards, terminated, truncated, terminal = self.batch.step(self._actions)
         dones = terminated | truncated
         infos = [{} for _ in range(self.num_envs)]
-        for game in np.flatnonzero(dones):
-            infos[game]["terminal_observation"] = terminal[game]
-            infos[game]["TimeLimit.truncated"] = bool(truncated[game] and not terminated[game])
-        return observations.copy(), rewards, dones, infos
+        if dones.any():
+            terminal = self.observation_format(terminal)
+            for game in np.flatnonzero(dones):
+                infos[game]["terminal_observation"] = terminal[game]
+                infos[game]["TimeLimit.truncated"] = bool(truncated[game] and not terminated[game])
+        return self.observation_format(observations), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 75) bool: what MaskablePPO asks for before each step."""
@@ -216,34 +375,41 @@ class HPUnoVecEnv(VecEnv):
 class HPUnoGymVectorEnv(GymVectorEnvBase):
     """Gymnasium VectorEnv: one learner seat per game, legal masks in ``infos["action_mask"]``.
 
-    Same-step autoreset: a finished game's next episode starts in the step that
-    ended it; ``infos["final_obs"]`` holds the finished views and
+    Arguments as ``HPUnoVecEnv``. Same-step autoreset: a finished game's next episode
+    starts in the step that ended it; ``infos["final_obs"]`` holds the finished views and
     ``infos["_final_obs"]`` marks which games they are for.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None, **rule_options):
+    def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
+                 observation_dtype=np.float32, scale_observations: bool = False, **rule_options):
         self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, **rule_options)
+        self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations)
         self.num_envs = num_envs
-        self.single_observation_space = spaces.Box(0, 127, (self.batch.engine.observation_size,), np.int8)
+        self.single_observation_space = self.observation_format.space
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
-        self.observation_space = spaces.Box(0, 127, (num_envs, self.batch.engine.observation_size), np.int8)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = spaces.MultiDiscrete(np.full(num_envs, NUM_ACTIONS))
         self.render_mode = None
 
     def set_opponent(self, opponent) -> None:
+        """``SeatBatch.set_opponent``."""
         self.batch.set_opponent(opponent)
+
+    def set_opponents(self, policies: Sequence, assignment: Assignment) -> None:
+        """``SeatBatch.set_opponents``: several opponents, per game slot and seat."""
+        self.batch.set_opponents(policies, assignment)
 
     def reset(self, *, seed=None, options=None):
         observations, masks = self.batch.reset(seed=seed)
-        return observations.copy(), {"action_mask": masks.copy()}
+        return self.observation_format(observations), {"action_mask": masks.copy()}
 
     def step(self, actions):
         observations, masks, rewards, terminated, truncated, terminal = self.batch.step(actions)
         infos = {"action_mask": masks.copy()}
         done = terminated | truncated
         if done.any():
-            infos["final_obs"] = terminal
+            infos["final_obs"] = self.observation_format(terminal)
             infos["_final_obs"] = done
-        return observations.copy(), rewards, terminated, truncated, infos
+        return self.observation_format(observations), rewards, terminated, truncated, infos

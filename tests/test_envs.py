@@ -227,10 +227,155 @@ def test_opponent_can_be_swapped():
         env.set_opponent(object())
 
 
+def test_an_opponent_for_another_player_count_is_refused():
+    import agents
+
+    with pytest.raises(ValueError, match="opponent.*num_players=4.*num_players=2"):
+        HPUnoVecEnv(num_envs=4, num_players=2, opponent=agents.load("heuristic", 4))
+    env = HPUnoVecEnv(num_envs=4, num_players=2, seed=0)
+    before = env.batch.opponent
+    with pytest.raises(ValueError, match=r"policies\[1\].*num_players=3"):
+        env.set_opponents([agents.load("random", 2), agents.load("random", 3)], np.zeros(4, np.int64))
+    assert env.batch.opponent is before  # nothing changed
+
+
+class RowCheckingPolicy:
+    """An opponent that checks it is handed exactly the rows it plays: the waiting
+    games whose current seat the batch's assignment gives to policy `index`."""
+
+    def __init__(self, batch: SeatBatch, index: int):
+        self.batch, self.index, self.calls, self.rows = batch, index, 0, 0
+        self.rng = np.random.default_rng(index)
+
+    def act(self, observations, action_masks):
+        current = self.batch.engine.current_player
+        waiting = (current >= 0) & (current != self.batch.seats)
+        mine = np.flatnonzero(waiting & (self.batch.assignment[self.batch._rows, np.maximum(current, 0)] == self.index))
+        assert (observations == self.batch.engine.observe()[mine]).all()
+        assert (action_masks == self.batch.engine.legal_mask()[mine]).all()
+        self.calls += 1
+        self.rows += len(mine)
+        return (self.rng.random(action_masks.shape) * action_masks).argmax(axis=1)
+
+
+def test_per_slot_and_seat_opponents_get_exactly_their_rows_in_one_call():
+    batch = SeatBatch(num_envs=12, num_players=3, learner_seat="random", seed=0, max_turns=60)
+    policies = [RowCheckingPolicy(batch, index) for index in range(3)]
+    assignment = np.arange(12 * 3).reshape(12, 3) % 3  # each policy plays some seats of every game
+    batch.set_opponents(policies, assignment)
+    observations, masks = batch.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        observations, masks, *_ = batch.step((rng.random(masks.shape) * masks).argmax(axis=1))
+    assert all(policy.calls > 50 and policy.rows > policy.calls for policy in policies)
+    assert batch.opponent is None and (batch.assignment == assignment).all()
+
+
+def test_opponents_drawn_per_episode_by_a_function():
+    drawn_for = []
+
+    def draw(games):
+        drawn_for.append(len(games))
+        return np.random.default_rng(len(drawn_for)).integers(0, 2, (len(games), 2))
+
+    import agents
+
+    env = HPUnoVecEnv(num_envs=16, num_players=2, seed=0, max_turns=30)
+    env.set_opponents([agents.load("random", 2), agents.load("heuristic", 2)], draw)
+    assert drawn_for == [16]  # every slot at once
+    env.reset()
+    episodes = 16
+    for _ in range(200):
+        masks = env.action_masks()
+        env.step_async(masks.argmax(axis=1))
+        episodes += env.step_wait()[2].sum()
+    # reset draws 16 again; then one row per new episode (rounds the opponents finish before the
+    # learner's first decision are dealt again and drawn again, so at least that many)
+    assert sum(drawn_for) >= 16 + episodes and sum(drawn_for[:2]) == 32
+
+
+@pytest.mark.parametrize("assignment, message", [
+    (np.zeros((4, 3), np.int64), r"shape \(4, 2\)"),
+    (np.full(4, 2), "indices into the 2 policies"),
+    (np.zeros(4, np.float32), "integer indices"),
+    (lambda games: np.full(len(games), -1), r"assignment\(games\)"),
+])
+def test_bad_assignments_are_refused_and_change_nothing(assignment, message):
+    env = HPUnoVecEnv(num_envs=4, num_players=2, seed=0)
+    before = (env.batch.policies, env.batch.assignment.copy())
+    with pytest.raises(ValueError, match=message):
+        env.set_opponents([env.batch.opponent, env.batch.opponent], assignment)
+    assert env.batch.policies is before[0] and (env.batch.assignment == before[1]).all()
+
+
+def test_observations_float32_by_default_int8_or_scaled_on_request():
+    from hpuno_env.encoding import observation_scale
+
+    def first(**kwargs):
+        return HPUnoVecEnv(num_envs=8, num_players=4, seed=3, **kwargs).reset()
+
+    raw = first(observation_dtype=np.int8)
+    assert raw.dtype == np.int8 and (first() == raw.astype(np.float32)).all()
+    scaled = first(scale_observations=True)
+    assert scaled.dtype == np.float32 and np.allclose(scaled, raw * observation_scale(4))
+    assert 0 <= scaled.min() and scaled.max() <= 2.0  # a fresh deal: about [0, 1] (hand sizes 7 + a draw two)
+    gym_env = HPUnoGymVectorEnv(num_envs=8, num_players=4, seed=3, scale_observations=True)
+    assert np.allclose(gym_env.reset()[0], scaled) and gym_env.observation_space.contains(scaled)
+    with pytest.raises(ValueError, match="scale_observations"):
+        HPUnoVecEnv(num_envs=2, observation_dtype=np.int8, scale_observations=True)
+    with pytest.raises(ValueError, match="observation_dtype"):
+        HPUnoVecEnv(num_envs=2, observation_dtype=np.float64)
+
+
+def test_vec_normalize_keeps_normalised_observations_in_the_rollout_buffer():
+    # With int8 observations, VecNormalize's floats were truncated to integers in
+    # MaskablePPO's buffer (the policy acted on 8.06, the update learned from 8).
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    env = VecNormalize(HPUnoVecEnv(num_envs=8, num_players=2, seed=0), norm_reward=False)
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0, verbose=0)
+    model.learn(128)
+    stored = model.rollout_buffer.observations
+    assert stored.dtype == np.float32 and (stored != np.round(stored)).any() and stored.min() < 0
+
+
+def test_the_environment_package_never_imports_agents():
+    # hpuno_env stands alone: agents builds on it, never the other way round.
+    import subprocess
+    import sys
+
+    script = """
+import importlib, pkgutil, sys
+import numpy as np
+import hpuno_env
+for module in pkgutil.iter_modules(hpuno_env.__path__):
+    try:
+        importlib.import_module("hpuno_env." + module.name)
+    except ModuleNotFoundError as error:  # an optional extra that is not installed here
+        if error.name.split(".")[0] in ("hpuno_env", "agents"):
+            raise
+for make in (hpuno_env.HPUnoVecEnv, hpuno_env.HPUnoGymVectorEnv):
+    env = make(num_envs=2, num_players=2, seed=0)
+    env.reset()
+batch = hpuno_env.SeatBatch(2, 3, seed=0)
+observations, masks = batch.reset()
+batch.step(masks.argmax(axis=1))
+aec = hpuno_env.env(num_players=2, render_mode="ansi")
+aec.reset(seed=0)
+aec.render()
+print(sorted(name for name in sys.modules if name == "agents" or name.startswith("agents.")))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_sb3_vec_env_conventions():
     env = HPUnoVecEnv(num_envs=8, num_players=3, seed=0, max_turns=50)
     observations = env.reset()
-    assert observations.shape == (8, env.observation_space.shape[0]) and observations.dtype == np.int8
+    assert observations.shape == (8, env.observation_space.shape[0]) and observations.dtype == np.float32
+    assert env.observation_space.dtype == np.float32 and env.observation_space.contains(observations[0])
     saw_terminal = saw_truncation = False
     for _ in range(300):
         masks = env.action_masks()
