@@ -5,7 +5,9 @@
 >>> actions = policy.act(engine.observe(), engine.legal_mask())
 
 ``load`` takes a built-in name (``available()``), a shipped trained agent's
-name, or the path of a saved agent file (``.zip`` from ``train.py``).
+name, or the path of a saved agent file (``.safetensors``, written by
+``agents.trained.export``; loading one never runs code from it, and an SB3
+``.zip`` checkpoint is refused: ``python -m agents.export`` converts your own).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import os
 
 from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
+from .random_play import RandomPlayAgent
 from .trained import SHIPPED, TrainedAgent
 
-BUILT_IN = {"random": RandomAgent, "heuristic": HeuristicAgent}
+BUILT_IN = {"random": RandomAgent, "random-play": RandomPlayAgent, "heuristic": HeuristicAgent}
 
 
 def available() -> list[str]:

@@ -34,7 +34,7 @@ class HeuristicAgent:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observations, action_masks) -> np.ndarray:
-        masks = check_batch(observations, action_masks)
+        masks = check_batch(observations, action_masks, self.num_players)
         obs = np.asarray(observations).astype(np.int32)
         batch, others = len(obs), self.num_players - 1
         view = {name: obs[:, part] for name, part in self.layout.items()}

@@ -19,6 +19,6 @@ class RandomAgent:
         self.rng = np.random.default_rng(seed)
 
     def act(self, observations, action_masks) -> np.ndarray:
-        masks = check_batch(observations, action_masks)
+        masks = check_batch(observations, action_masks, self.num_players)
         scores = self.rng.random(masks.shape) * masks
         return scores.argmax(axis=1)
