@@ -101,6 +101,31 @@ class VectorEngine:
         self.state.rng[:] = words
         self._seeded = True
 
+    def generator_state(self, game: int = 0) -> list[int]:
+        """Game's random generator state now: its four xoshiro128** words (ints below 2**32)."""
+        return [int(word) for word in self.state.rng[self._game_index(game)]]
+
+    def set_generator_state(self, game: int, words) -> None:
+        """Set game's generator state (four ints below 2**32, not all 0): from here on its chance
+        (shuffles, reshuffles, a starting Wild Draw Four's return) repeats what it did from
+        that state, which is how game records replay. A later ``reset`` without a seed keeps it."""
+        game = self._game_index(game)
+        values = list(words) if isinstance(words, (list, tuple, np.ndarray)) else None
+        if (
+            values is None or len(values) != 4
+            or not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 0 <= w < 2**32 for w in values)
+            or not any(values)
+        ):
+            raise ValueError(f"generator state must be 4 ints in [0, 2**32), not all 0, got {words!r}")
+        if not self._seeded:  # the other games get their own streams, as reset would give them
+            self.seed(self._seed)
+        self.state.rng[game] = values
+
+    def _game_index(self, game) -> int:
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_games:
+            raise ValueError(f"game must be an index in [0, {self.num_games}), got {game!r}")
+        return int(game)
+
     def reset(self, seed: int | None = None, options: dict | None = None, games=None) -> None:
         """Start a fresh match in every game (or only in ``games``, an index array).
 
