@@ -8,21 +8,27 @@ the entry points (``reset_games``, ``step_games``, ``legal_mask_games``,
 very same code runs as ordinary Python, which is how to debug a rule
 (tests/test_pure_python.py keeps the two identical).
 
-Every compiled function lives in this one file on purpose: numba's cache
-checks only the source file of the function it loads, so a compiled caller in
-another file could keep running an old copy of an edited rule.
+Every compiled function lives in this one file on purpose: a compiled
+caller keeps a copy of the compiled functions it calls, and the cache of each
+function here is keyed by this file and the modules it imports from (see "the
+on-disk cache" below), so a compiled caller elsewhere could keep running an
+old copy of an edited rule.
 
 Piles are stacks: ``draw_pile[g, :draw_count[g]]`` holds the draw pile with
 its *top card last*, ``discard[g, :discard_count[g]]`` the discard pile with
 its top card last. Hands are counts per card type.
 
-The rules are those of ``RULES.md``; the comments below name its sections.
+The rules are those of ``docs/rules.md``; the comments below name its sections (§n).
 Randomness comes from a per-game xoshiro128** generator kept in
 ``EngineState.rng``, so a game's future depends only on its own seed.
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import importlib.util
+import sys
 from typing import NamedTuple
 
 import numba
@@ -58,11 +64,120 @@ from .cards import (
     WILD_DRAW4,
 )
 
+# ---------------------------------------------------------------- the on-disk cache
+#
+# numba freezes the globals a compiled function reads (CARD_POINTS, WILD, ...)
+# into the machine code it caches, and judges a cache entry fresh by the stamp
+# of the function's own file only (numba 0.59: its mtime and size; later: a
+# hash of its contents). Edit a table in cards.py, or upgrade the package over
+# old cache files, and numba would load code that still scores the old points.
+# So every function here gets a cache whose stamp is numba's own stamp plus a
+# hash of the contents of this file and of every module of this package it
+# imports from, found by reading the imports (today: cards.py; the options
+# arrive as arguments, KernelParams). Edit any of them and the next run
+# recompiles; numba overwrites the stale index in place.
+#
+# The numba internals this relies on, present from 0.59 (pyproject's floor)
+# to 0.68 at least: Dispatcher._cache (what njit(cache=True) sets through
+# enable_caching), numba.core.caching.FunctionCache and CompileResultCacheImpl
+# (the class that cache builds, with _impl_class naming it), CacheImpl._locator
+# (the locator numba chose: NUMBA_CACHE_DIR, __pycache__ or a user-wide
+# directory) and the locator's get_source_stamp(), which the cache stores in
+# its index and compares on every load. A numba without them makes this
+# module raise ImportError saying so, rather than cache stale rules.
+
+
+def _rules_source_files() -> dict[str, str]:
+    """This module and every module of its package it imports from, transitively: name -> file."""
+    package = __package__.partition(".")[0]
+    found: dict[str, str] = {}
+    pending = [__name__]
+    while pending:
+        module = sys.modules[pending.pop()]
+        found[module.__name__] = module.__file__
+        with open(module.__file__, "rb") as source:
+            tree = ast.parse(source.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = importlib.util.resolve_name("." * node.level + (node.module or ""), module.__package__)
+                names = ([base] if node.module else []) + [f"{base}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            # Imported values are in sys.modules by now; "module.VALUE" names are not modules.
+            pending += [name for name in names if name.partition(".")[0] == package and name in sys.modules and name not in found]
+    return found
+
+
+def _rules_source_hash(files: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        with open(files[name], "rb") as source:
+            digest.update(name.encode() + b"\0" + source.read() + b"\0")
+    return digest.hexdigest()
+
+
+RULES_SOURCE_FILES = _rules_source_files()
+RULES_SOURCE_HASH = _rules_source_hash(RULES_SOURCE_FILES)
+
+try:
+    from numba.core.caching import CompileResultCacheImpl, FunctionCache
+except ImportError as error:  # pragma: no cover - only on a numba that moved them
+    raise ImportError(
+        f"hpuno_env.kernel needs numba.core.caching.FunctionCache and CompileResultCacheImpl "
+        f"(numba 0.59 .. 0.68 have them; this is numba {numba.__version__})"
+    ) from error
+
+
+class _RulesStampedLocator:
+    """numba's chosen cache locator, its source stamp extended by RULES_SOURCE_HASH."""
+
+    def __init__(self, locator):
+        self._locator = locator
+
+    def get_source_stamp(self):
+        return (self._locator.get_source_stamp(), RULES_SOURCE_HASH)
+
+    def __getattr__(self, name):  # cache path, disambiguator, _py_file, ...: numba's own
+        return getattr(self._locator, name)
+
+
+class _RulesCacheImpl(CompileResultCacheImpl):
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        if not hasattr(self, "_locator"):
+            raise ImportError(f"hpuno_env.kernel: numba {numba.__version__}'s CacheImpl has no _locator to stamp")
+        self._locator = _RulesStampedLocator(self._locator)
+
+
+class RulesFunctionCache(FunctionCache):
+    """numba's FunctionCache for a kernel function, fresh only while the rules' sources are unchanged."""
+
+    _impl_class = _RulesCacheImpl
+
+
+def _compiled(**options):
+    """numba.njit(**options) with the on-disk cache keyed by the rules' sources (see above).
+    Under NUMBA_DISABLE_JIT njit returns the plain function, which needs no cache."""
+    compile_lazily = numba.njit(**options)
+
+    def decorate(py_func):
+        dispatcher = compile_lazily(py_func)
+        if dispatcher is not py_func:
+            if not hasattr(dispatcher, "_cache"):
+                raise ImportError(f"hpuno_env.kernel: numba {numba.__version__}'s dispatchers have no _cache to replace")
+            dispatcher._cache = RulesFunctionCache(py_func)  # what enable_caching() does, with our stamp
+        return dispatcher
+
+    return decorate
+
+
 # Compiled without numba's reference counting (_nrt=False): every call passing
 # the EngineState record would otherwise count its 33 array references up and
 # down, which measured 2.5x the work of a legal mask. So nothing in the kernel
 # allocates; scratch space lives in the state.
-jit = numba.njit(cache=True, _nrt=False)
+jit = _compiled(_nrt=False)
 # Helpers on the common path are inlined where they are called: a call that
 # passes the record costs ~70 ns (its fields travel as some 300 arguments).
 # Inlining has its own price, paid at compile time: numba copies the callee's
@@ -70,7 +185,7 @@ jit = numba.njit(cache=True, _nrt=False)
 # one call site each (apply_action, end_turn and apply_card_effect return what
 # is left of the turn to step_games instead of calling each other), small ones
 # anywhere, and rare work (reshuffle, deal_round, finish_round) stays a call.
-leaf = numba.njit(cache=True, _nrt=False, inline="always")
+leaf = _compiled(_nrt=False, inline="always")
 
 
 # ---------------------------------------------------------------- prefetching
@@ -313,14 +428,14 @@ def holds_color(hands, g, seat, color):
 
 @leaf
 def matches_top(card, color, top_rank):
-    """RULES.md "A turn": a coloured card plays on the current colour or the top card's number or symbol."""
+    """docs/rules.md §4.2: a coloured card plays on the current colour or the top card's number or symbol."""
     return (CARD_COLOR[card] == color) | (CARD_RANK[card] == top_rank)
 
 
 @jit
 def card_playable(card, color, top_rank, holds_current, wd4_bluffing):
-    """RULES.md "A turn": colour, number or symbol match; wilds always (a Wild Draw
-    Four only without a card of the current colour when bluffing is off)."""
+    """docs/rules.md §4.2 and §6: colour, number or symbol match; wilds always (a Wild
+    Draw Four only without a card of the current colour when bluffing is off)."""
     if card == WILD or card == SORTING_HAT:
         return True
     if card == WILD_DRAW4:
@@ -353,7 +468,7 @@ def hand_points(s, g, seat):
 
 @jit
 def reshuffle(s, g):
-    """RULES.md "The draw pile": the discard pile but its top card, shuffled, becomes
+    """docs/rules.md §8: the discard pile but its top card, shuffled, becomes
     the draw pile. Returns False when there is nothing to move (both piles exhausted)."""
     movable = s.discard_count[g] - 1
     if movable <= 0:
@@ -425,7 +540,7 @@ def draw_until_gryffindor(s, p, g, seat):
 
 @leaf
 def begin_turn(s, g, seat):
-    """A turn of seat begins: its standing UNO call ends (RULES.md "Calling UNO")."""
+    """A turn of seat begins (docs/rules.md §4.1): its standing UNO call ends (§7)."""
     s.current_player[g] = seat
     s.turn_player[g] = seat
     s.phase[g] = PLAY
@@ -485,8 +600,8 @@ def end_turn(s, p, g):
     """The turn player's turn is over (its card and decisions resolved).
     Returns CARD_EFFECT when the card's effect on the next player comes next, else DONE.
 
-    RULES.md "End of a round": an empty hand ends the round after the card's
-    effects. "Calling UNO": a play that left one card, without a call, opens the
+    docs/rules.md §9: an empty hand ends the round after the card's
+    effects. §7: a play that left one card, without a call, opens the
     catch window before anything happens to the next player. (A player left
     with one card by a draw that found nothing could not have called.)
     """
@@ -534,7 +649,7 @@ def apply_card_effect(s, p, g):
 
 @leaf
 def end_round(s, p, g, winner):
-    """RULES.md "End of a round and scoring": a final Draw Two / Wild Draw Four still
+    """docs/rules.md §9: a final Draw Two / Wild Draw Four still
     makes the next player draw (no challenge); those cards count."""
     penalty, reason = card_penalty(s.turn_card[g])
     if penalty > 0:
@@ -545,7 +660,7 @@ def end_round(s, p, g, winner):
 
 @jit
 def deal_round(s, p, g):
-    """RULES.md "Setup of a round", steps 2 and 3, from s.round_deck[g] (top first)."""
+    """docs/rules.md §3.2 and §3.3: the deal and the starting card, from s.round_deck[g] (top first)."""
     P = p.num_players
     deck = s.round_deck[g]
     s.hands[g, :, :] = 0
@@ -618,7 +733,7 @@ def shuffle_full_deck(s, g, out):
 
 @jit
 def draw_for_dealer(s, p, g):
-    """RULES.md "Setup", step 1: highest number deals; ties draw again from the same deck.
+    """docs/rules.md §3.1: highest number deals; ties draw again from the same deck.
     Seats still drawing are the bits of in_draw."""
     deck = s.scratch_deck[g]
     shuffle_full_deck(s, g, deck)
@@ -666,7 +781,7 @@ def start_match(s, p, g, deck, use_deck, dealer):
 @jit
 def finish_round(s, p, g, rewards, terminated):
     """Score a round that just ended (phase OVER, winner = turn player) and decide
-    the episode: RULES.md "End of a round and scoring"; rewards as in the README."""
+    the episode: docs/rules.md §10 (scoring) and §11 (episodes and rewards)."""
     P = p.num_players
     winner = s.turn_player[g]
     round_points = 0
