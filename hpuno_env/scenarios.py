@@ -4,7 +4,7 @@
 ``VectorEngine.reset(options={"deck": deck, "dealer": dealer})`` and the AEC
 environment's ``reset`` take) that deals exactly the cards you ask for.
 
-The deal follows RULES.md "Setup of a round": seven rounds of one card each,
+The deal follows docs/rules.md §3.2 ("The deal"): seven rounds of one card each,
 starting with the dealer's left (seat ``dealer + 1``) and going up in seat
 order; the next card is the starting card; the draw pile is what follows, top
 first. So ``stacked_deck`` places

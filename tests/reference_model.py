@@ -1,8 +1,8 @@
 """An independent, plain-Python reference model of the Harry Potter UNO rules.
 
-It was written from /work/shared/RULES.md (authoritative), INTERFACE.md and the
-rule sheets in /work/shared/seeds/ only, without looking at the engine in
-``hpuno_env``. It favours obviousness over speed: one list per hand, one list
+It was written from the project's rules contract (published as docs/rules.md),
+its public interface (the README) and the printed rule sheets (docs/rules.md
+§14) only, without looking at the engine in ``hpuno_env``. It favours obviousness over speed: one list per hand, one list
 per pile, labels (strings) everywhere.
 
 API (used by the cross-check harness)
@@ -19,14 +19,14 @@ API (used by the cross-check harness)
 ``legal_actions() -> set[str]``   (empty when the episode is over)
 ``step(action) -> (rewards per seat, terminated, truncated)``
     ValueError on an illegal action (nothing changes).  No auto-reset.
-``state() -> dict``  the game_state() keys of INTERFACE.md.
+``state() -> dict``  the keys of ``VectorEngine.game_state()``.
 
 ``chance`` supplies random outcomes: ``first_dealer(n)``, ``deck()``,
 ``return_wd4(pile) -> index``, ``reshuffle(cards) -> new pile``.  Every outcome
 is checked.  ``SeededChance(seed)`` is a deterministic random.Random version.
 
-Decisions where RULES.md was ambiguous
---------------------------------------
+Decisions where the rules text was ambiguous (docs/rules.md now states each)
+---------------------------------------------------------------------------
  1. Turn begins.  A player's turn begins when play passes to them as the turn
     holder: the round's first player (at the deal, also when their first
     decision is the colour of a starting wild), the next player after the

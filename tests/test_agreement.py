@@ -1,8 +1,8 @@
 """The engine against the independent reference model, decision by decision.
 
 Many games run side by side in one ``VectorEngine`` and in as many
-``ReferenceGame`` objects (tests/reference_model.py, written from RULES.md
-without the engine). After every decision we compare the whole game state
+``ReferenceGame`` objects (tests/reference_model.py, written from the rules
+of docs/rules.md without the engine). After every decision we compare the whole game state
 (hands, piles, top, colour, direction, phase, player to act, scores, UNO
 calls), the set of legal actions, the rewards and the episode flags.
 

@@ -5,7 +5,7 @@ small ``max_turns`` and ``target_score`` so rounds and matches end quickly), an
 engine seed, and a seed for the numpy generator that picks random *legal*
 actions. The pick leans towards playing a card with a drawn probability
 (``bias``), because uniform play makes rounds of thousands of decisions
-(RULES.md, "The draw pile"); with ``bias`` 0 it is uniform over the legal set.
+(docs/rules.md §8); with ``bias`` 0 it is uniform over the legal set.
 
 What is checked:
 
@@ -437,7 +437,7 @@ def test_bad_action_array_raises_and_changes_nothing(name, make, num_players, se
 
 
 def deal_positions(num_players: int, dealer: int, seat: int) -> list[int]:
-    """Deck positions (top first) dealt to seat: RULES.md "Setup", step 2."""
+    """Deck positions (top first) dealt to seat: docs/rules.md §3.2."""
     return [i for i in range(7 * num_players) if (dealer + 1 + i) % num_players == seat]
 
 

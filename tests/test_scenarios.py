@@ -1,8 +1,8 @@
-"""Scenario tests: every rule of RULES.md, and every option, on stacked decks.
+"""Scenario tests: every rule of docs/rules.md, and every option, on stacked decks.
 
 Each test deals a round from ``hpuno_env.scenarios.stacked_deck`` (so the
 hands, the starting card and the top of the draw pile are known), plays a few
-decisions through ``VectorEngine`` and checks the result against RULES.md:
+decisions through ``VectorEngine`` and checks the result against docs/rules.md:
 ``game_state``, ``legal_mask``, rewards and episode flags, events and
 observations.
 
@@ -104,7 +104,7 @@ def hand_counts(cards) -> np.ndarray:
 
 
 def deal_expected(deck, n, dealer):
-    """RULES.md Setup 2, independently of stacked_deck: card i goes to seat dealer+1+i."""
+    """docs/rules.md §3.2, independently of stacked_deck: card i goes to seat dealer+1+i."""
     hands = [[] for _ in range(n)]
     for i in range(7 * n):
         hands[(dealer + 1 + i) % n].append(deck[i])
