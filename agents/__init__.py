@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 
 from .heuristic import HeuristicAgent
+from .heuristic_v0 import HeuristicV0Agent
 from .random_agent import RandomAgent
 from .random_play import RandomPlayAgent
 from .trained import SHIPPED, TrainedAgent
 
-BUILT_IN = {"random": RandomAgent, "random-play": RandomPlayAgent, "heuristic": HeuristicAgent}
+BUILT_IN = {"random": RandomAgent, "random-play": RandomPlayAgent, "heuristic": HeuristicAgent, "heuristic-v0": HeuristicV0Agent}
 
 
 def available() -> list[str]:

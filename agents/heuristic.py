@@ -18,20 +18,16 @@ from hpuno_env.cards import (
 )
 from hpuno_env.encoding import observation_layout
 
+from ._base import SeededAgent
 from ._checks import check_batch
 
 COLORED = CARD_COLOR >= 0
 
 
-class HeuristicAgent:
+class HeuristicAgent(SeededAgent):
     def __init__(self, num_players: int = 4, seed: int | None = None):
-        self.num_players = num_players
+        super().__init__(num_players, seed)
         self.layout = observation_layout(num_players)
-        self.rng = np.random.default_rng(seed)
-
-    def seed(self, seed: int | None) -> None:
-        """Restart the agent's random stream (used by the training envs' reset(seed))."""
-        self.rng = np.random.default_rng(seed)
 
     def act(self, observations, action_masks) -> np.ndarray:
         masks = check_batch(observations, action_masks, self.num_players)

@@ -1,0 +1,17 @@
+"""What every built-in agent shares: its player count and a reseedable random stream."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class SeededAgent:
+    """Base of the built-in agents: ``num_players`` (its observations' layout) and ``rng``."""
+
+    def __init__(self, num_players: int = 4, seed: int | None = None):
+        self.num_players = num_players
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None) -> None:
+        """Restart the agent's random stream (used by the training envs' reset(seed) and the evaluation)."""
+        self.rng = np.random.default_rng(seed)
