@@ -1,0 +1,598 @@
+"""Tournaments: every pairing of a list of agents on the batched engine, ranked and rated.
+
+>>> from agents import tournament
+>>> result = tournament.run(["heuristic", "random-play"], num_players=2, rounds=2000, seed=0)
+>>> print(tournament.format_report(result))
+
+or, from a shell (``--help`` lists every option)::
+
+    python -m agents.tournament heuristic random-play ppo_2p --players 2 --rounds 20000 --seed 0 --out runs/t --plot
+
+**Tables.** With K agents and N seats a tournament plays these tables, each
+for ``rounds`` rounds (whole matches with ``episode="match"``):
+
+- *pairings*: every agent alone against N-1 copies of each other agent (with
+  two seats, A against B and B against A are one table); the lone agent sits
+  in seat ``r % N`` in round r (``evaluate.rotating_lineups``);
+- *the mixed table* (when K >= 3 and N >= 3: with two agents or two seats
+  every table is already a pairing): in round r, seat s is played by agent
+  ``(r + s) % K``. With K > N each round seats N agents in list order; with
+  K < N the list wraps round the table, so some agents hold two seats. Over
+  every K rounds each agent sits in every seat exactly once.
+
+Seats are exactly balanced when ``rounds`` is a multiple of N (pairings) and
+of K (the mixed table). Every table is played by ``evaluate.play_rounds``:
+a fixed list of rounds, each played to its end (a truncated round counts as
+played and won by no one), the first dealer the engine's own draw.
+
+**What is reported.** Per table and agent (``rows``): the rounds it won (any
+of its seats won), the 95% Wilson interval, its *fair share* (the win rate an
+equally strong agent would have: its seats / N), mean points per seat (the
+round's points as ``RoundResults.points`` counts them; with
+``episode="match"``, the final match score). Per agent (``ranking``): its
+win rate per seat over all tables (wins / seats held; fair share 1/N; when
+one agent holds several seats of a round those seats cannot all win, which
+makes the Wilson interval slightly conservative), and an openskill rating.
+
+**Ratings.** openskill's Plackett-Luce model, rated from every round that
+has a winner: each seat is one player with its agent's rating, the winner
+ranked first and the rest tied second. An agent holding several seats takes
+the sum of their rating changes (and the product of their variance
+factors). The agents do not change during a tournament, so the model runs
+with ``tau=0`` (no drift between rounds): the rating converges as rounds
+accumulate instead of wandering. Sequential updates depend on the order of
+the rounds, so all rounds of all tables are rated in one order shuffled by
+``seed``: one seed, one result. The ranking is by ``mu``; ``sigma`` is its
+uncertainty (openskill's ``ordinal``, mu - 3 sigma, is given too).
+
+**Seeds.** Table t is played with the t-th seed of
+``numpy.random.SeedSequence(seed)``, in chunks of ``num_envs * 8`` rounds
+(each chunk its own seed from the table's), which is what the progress bar
+counts. The result depends on ``seed``, ``num_envs`` and the agents, nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
+DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a tournament: who sits where in each of its rounds.
+
+    Attributes:
+        name: e.g. ``"heuristic vs 3x random-play"`` or ``"mixed"``.
+        kind: ``"pairing"`` or ``"mixed"``.
+        lineups: (rounds, num_players) int: the agent index in each seat of each round.
+    """
+
+    name: str
+    kind: str
+    lineups: np.ndarray
+
+
+def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool = True) -> list[Table]:
+    """The tables a tournament of ``labels`` plays (module docstring, "Tables"), in a fixed order."""
+    from .evaluate import rotating_lineups
+
+    num_agents = len(labels)
+    solo_lineups = rotating_lineups(rounds, num_players)  # 0 = the lone agent's seat, 1 = the copies
+    tables = []
+    for solo in range(num_agents):
+        for others in range(num_agents):
+            if solo == others or (num_players == 2 and others < solo):
+                continue  # with two seats, "B against A" is "A against B" again
+            copies = "" if num_players == 2 else f"{num_players - 1}x "
+            name = f"{labels[solo]} vs {copies}{labels[others]}"
+            tables.append(Table(name, "pairing", np.where(solo_lineups == 0, solo, others)))
+    if mixed and num_agents >= 3 and num_players >= 3:
+        round_index = np.arange(rounds)[:, None]
+        seat_index = np.arange(num_players)[None, :]
+        tables.append(Table(f"mixed ({num_agents} agents)", "mixed", (round_index + seat_index) % num_agents))
+    return tables
+
+
+# ------------------------------------------------------------ input: agents and rules options
+
+
+def parse_rule(text: str) -> tuple[str, object]:
+    """``"name=value"`` -> (name, value), the value an int, a bool (true/false) or else a string.
+
+    The name and value are checked where all rules options are: ``RulesOptions``."""
+    name, separator, raw = text.partition("=")
+    name, raw = name.strip(), raw.strip()
+    if not separator or not name or not raw:
+        raise ValueError(f"a rules option must be NAME=VALUE (e.g. uno_penalty=4), got {text!r}")
+    if raw.lower() in ("true", "false"):
+        return name, raw.lower() == "true"
+    try:
+        return name, int(raw)
+    except ValueError:
+        return name, raw
+
+
+def parse_rules(texts: Sequence[str]) -> dict:
+    """Several ``NAME=VALUE`` texts as a dict of rules options, checked by ``RulesOptions``."""
+    from hpuno_env import RulesOptions
+
+    options = {}
+    for text in texts:
+        name, value = parse_rule(text)
+        if name in options:
+            raise ValueError(f"rules option {name!r} given twice")
+        options[name] = value
+    RulesOptions.from_kwargs(**options)
+    return options
+
+
+def load_agents(agents_given, num_players: int, seed: int | None = 0) -> tuple[list[str], list]:
+    """(labels, policies) for ``run``'s ``agents`` argument.
+
+    ``agents_given`` is a sequence of names/paths (each loaded with
+    ``agents.load``), or a mapping label -> name, path or policy object (with
+    ``act``). A name given twice gets a second label (``heuristic#2``), which
+    is how an agent is compared with itself."""
+    from . import load
+
+    if isinstance(agents_given, Mapping):
+        entries = list(agents_given.items())
+    elif isinstance(agents_given, (str, bytes)) or not isinstance(agents_given, Sequence):
+        raise TypeError(f"agents must be a list of agent names/paths or a dict label -> name/path/policy, got {agents_given!r}")
+    else:
+        # A path's label is its file name without the extension.
+        entries = [(os.path.splitext(os.path.basename(name))[0] if isinstance(name, str) and os.path.exists(name) else name, name) for name in agents_given]
+    if len(entries) < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {len(entries)}")
+    labels, policies = [], []
+    for label, agent in entries:
+        if not isinstance(label, str):
+            raise TypeError(f"agent labels must be strings, got {label!r}")
+        if isinstance(agent, str):
+            policy = load(agent, num_players=num_players, seed=seed)
+        elif callable(getattr(agent, "act", None)):
+            policy = agent
+        else:
+            raise TypeError(f"agent {label!r} must be a name, a path or an object with act(observations, masks), got {agent!r}")
+        unique, copy = label, 2
+        while unique in labels:
+            unique, copy = f"{label}#{copy}", copy + 1
+        labels.append(unique)
+        policies.append(policy)
+    return labels, policies
+
+
+# ------------------------------------------------------------ playing
+
+
+def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance) -> dict:
+    """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays."""
+    from .evaluate import play_rounds
+
+    rounds = len(table.lineups)
+    chunk = num_envs * ROUNDS_PER_SLOT_PER_CHUNK
+    starts = range(0, rounds, chunk)
+    chunk_seeds = np.random.SeedSequence(seed).generate_state(len(starts)) if seed is not None else [None] * len(starts)
+    parts = []
+    for start, chunk_seed in zip(starts, chunk_seeds):
+        lineups = table.lineups[start:start + chunk]
+        parts.append(play_rounds(policies, lineups, num_players, None if chunk_seed is None else int(chunk_seed), num_envs, **rule_options))
+        advance(len(lineups))
+    return {
+        "lineups": table.lineups,
+        "won": np.concatenate([part.won for part in parts]),
+        "points": np.concatenate([part.points for part in parts]),
+        "decisions": np.concatenate([part.decisions for part in parts]),
+        "truncated": np.concatenate([part.truncated for part in parts]),
+    }
+
+
+def rate(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+    """openskill Plackett-Luce ratings (mu, sigma per agent) from rounds (module docstring, "Ratings").
+
+    Args:
+        lineups: (R, N) agent index per seat; won: (R, N) bool, the winning seat(s).
+    Rounds without a winner (truncated) are left out."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce(tau=0.0)
+    # Plain Python floats and one reused rating object per seat: openskill's rate() costs ~30 us,
+    # and building fresh rating objects (each with a uuid) or numpy scalars per round would double it.
+    mu = [float(model.mu)] * num_agents
+    sigma = [float(model.sigma)] * num_agents
+    seat_ratings = [model.rating() for _ in range(lineups.shape[1])]
+    teams = [[rating] for rating in seat_ratings]
+    rated = np.flatnonzero(won.any(axis=1))
+    order = np.random.default_rng(seed).permutation(rated)
+    for lineup, seats_won in zip(lineups[order].tolist(), won[order].tolist()):
+        for rating, agent in zip(seat_ratings, lineup):
+            rating.mu, rating.sigma = mu[agent], sigma[agent]
+        updated = model.rate(teams, ranks=[1 if seat_won else 2 for seat_won in seats_won])
+        mu_change = dict.fromkeys(lineup, 0.0)
+        variance_factor = dict.fromkeys(lineup, 1.0)
+        for agent, [rating] in zip(lineup, updated):
+            mu_change[agent] += rating.mu - mu[agent]
+            variance_factor[agent] *= (rating.sigma / sigma[agent]) ** 2
+        for agent in mu_change:
+            mu[agent] += mu_change[agent]
+            sigma[agent] *= math.sqrt(variance_factor[agent])
+    return np.array(mu), np.array(sigma)
+
+
+def _seat_counts(lineups: np.ndarray, num_agents: int) -> np.ndarray:
+    """(R, K): how many seats each agent holds in each round."""
+    return np.stack([(lineups == agent).sum(axis=1) for agent in range(num_agents)], axis=1)
+
+
+def _agent_wins(lineups: np.ndarray, won: np.ndarray, num_agents: int) -> np.ndarray:
+    """(R, K) bool: whether one of the agent's seats won the round."""
+    return np.stack([(won & (lineups == agent)).any(axis=1) for agent in range(num_agents)], axis=1)
+
+
+def _table_rows(table: Table, played: dict, labels: list[str], num_players: int) -> list[dict]:
+    """One row per agent seated at the table (module docstring, "What is reported")."""
+    from .evaluate import wilson_interval
+
+    lineups, rounds = played["lineups"], len(played["lineups"])
+    seats = _seat_counts(lineups, len(labels))
+    wins = _agent_wins(lineups, played["won"], len(labels))
+    rows = []
+    for agent in np.flatnonzero(seats.sum(axis=0)):
+        agent_seats = lineups == agent
+        win_count = int(wins[:, agent].sum())
+        low, high = wilson_interval(win_count, rounds)
+        opponents = sorted({labels[other] for other in np.unique(lineups) if other != agent}, key=labels.index)
+        rows.append({
+            "table": table.name,
+            "kind": table.kind,
+            "agent": labels[agent],
+            "opponents": " ".join(opponents),
+            "seats": float(seats[:, agent].mean()),
+            "rounds": rounds,
+            "wins": win_count,
+            "win_rate": win_count / rounds,
+            "low": low,
+            "high": high,
+            "fair_share": float(seats[:, agent].mean() / num_players),
+            "mean_points": float(played["points"][agent_seats].mean()),
+            "mean_decisions": float(played["decisions"].mean()),
+            "truncated": int(played["truncated"].sum()),
+        })
+    return rows
+
+
+def _pairwise(rows: list[dict], labels: list[str], num_players: int) -> dict:
+    """Win rate of each agent alone (row) against N-1 copies of another (column), with intervals."""
+    size = len(labels)
+    matrix = {key: [[None] * size for _ in range(size)] for key in ("win_rate", "low", "high")}
+    for row in rows:
+        if row["kind"] != "pairing" or row["seats"] != 1:
+            continue
+        agent, other = labels.index(row["agent"]), labels.index(row["opponents"])
+        for key in matrix:
+            matrix[key][agent][other] = row[key]
+    return {"agents": list(labels), "fair_share": 1 / num_players, **matrix}
+
+
+def run(
+    agents,
+    num_players: int = 2,
+    rounds: int = 1000,
+    seed: int | None = 0,
+    num_envs: int = DEFAULT_ENVS,
+    mixed: bool = True,
+    progress: bool = False,
+    **rule_options,
+) -> dict:
+    """Play a tournament (module docstring) and return its results as plain data.
+
+    Args:
+        agents: names or paths for ``agents.load`` (e.g. ``["heuristic",
+            "random-play", "ppo_2p"]``), or a dict label -> name, path or policy object.
+        num_players: seats per game, 2..10.
+        rounds: rounds per table (matches with ``episode="match"``).
+        seed: seeds the agents, every table and the rating order; None: unseeded.
+        num_envs: game slots stepped together.
+        mixed: play the mixed table when there is one.
+        progress: show a tqdm progress bar (rounds and rounds/s) on stderr.
+        **rule_options: rules options (``RulesOptions``), e.g. ``uno_penalty=4``.
+
+    Returns a JSON-ready dict (``pandas.DataFrame(result["ranking"])`` makes a frame of a list):
+
+    - ``ranking``: per agent, best first: ``rank``, ``agent``, ``mu``, ``sigma``,
+      ``ordinal``, ``seat_rounds``, ``wins``, ``win_rate`` (per seat), ``low``,
+      ``high``, ``fair_share`` (1/N), ``mean_points`` (per seat);
+    - ``rows``: per table and agent (``_table_rows``: ``table``, ``kind``, ``agent``,
+      ``opponents``, ``seats``, ``rounds``, ``wins``, ``win_rate``, ``low``,
+      ``high``, ``fair_share``, ``mean_points``, ``mean_decisions``, ``truncated``);
+    - ``pairwise``: ``win_rate`` / ``low`` / ``high`` matrices (row agent alone
+      against copies of the column agent; None on the diagonal);
+    - ``config``: agents, players, rounds, seed, envs, episode unit
+      (``"round"`` or ``"match"``), the full rules options and the package version;
+    - ``timing``: seconds playing and rating, rounds played, rounds per second.
+    """
+    import hpuno_env
+    from hpuno_env import RulesOptions
+    from hpuno_env.options import check_num_players
+
+    from .evaluate import _check_positive_int, _check_seed, wilson_interval
+
+    num_players = check_num_players(num_players)
+    rounds = _check_positive_int("rounds", rounds)
+    num_envs = _check_positive_int("num_envs", num_envs)
+    seed = _check_seed(seed)
+    rules = RulesOptions.from_kwargs(**rule_options)
+    labels, policies = load_agents(agents, num_players, seed)
+    tables = schedule(labels, num_players, rounds, mixed)
+    table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
+
+    from tqdm.auto import tqdm
+
+    started = time.perf_counter()
+    rows, all_lineups, all_won, all_points, all_truncated = [], [], [], [], []
+    with tqdm(total=rounds * len(tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
+        for table, table_seed in zip(tables, table_seeds):
+            bar.set_postfix_str(table.name, refresh=False)
+            played = _play_table(table, policies, num_players, None if table_seed is None else int(table_seed), num_envs, rule_options, bar.update)
+            rows.extend(_table_rows(table, played, labels, num_players))
+            all_lineups.append(played["lineups"])
+            all_won.append(played["won"])
+            all_points.append(played["points"])
+            all_truncated.append(played["truncated"])
+    playing_seconds = time.perf_counter() - started
+    lineups, won = np.concatenate(all_lineups), np.concatenate(all_won)
+    points = np.concatenate(all_points)
+
+    started = time.perf_counter()
+    rating_seed = None if table_seeds[-1] is None else int(table_seeds[-1])
+    mu, sigma = rate(lineups, won, len(labels), rating_seed)
+    rating_seconds = time.perf_counter() - started
+
+    seats = _seat_counts(lineups, len(labels))
+    wins = _agent_wins(lineups, won, len(labels))
+    ranking = []
+    for agent in range(len(labels)):
+        seat_rounds, win_count = int(seats[:, agent].sum()), int(wins[:, agent].sum())
+        low, high = wilson_interval(win_count, seat_rounds)
+        ranking.append({
+            "agent": labels[agent],
+            "mu": float(mu[agent]),
+            "sigma": float(sigma[agent]),
+            "ordinal": float(mu[agent] - 3 * sigma[agent]),
+            "seat_rounds": seat_rounds,
+            "wins": win_count,
+            "win_rate": win_count / seat_rounds,
+            "low": low,
+            "high": high,
+            "fair_share": 1 / num_players,
+            "mean_points": float(points[lineups == agent].mean()),
+        })
+    ranking.sort(key=lambda entry: -entry["mu"])
+    for position, entry in enumerate(ranking, 1):
+        entry["rank"] = position
+    played_rounds = len(lineups)
+    return {
+        "ranking": [{"rank": entry.pop("rank"), **entry} for entry in ranking],
+        "rows": rows,
+        "pairwise": _pairwise(rows, labels, num_players),
+        "tables": [{"name": table.name, "kind": table.kind, "rounds": len(table.lineups)} for table in tables],
+        "config": {
+            "agents": labels,
+            "num_players": num_players,
+            "rounds_per_table": rounds,
+            "seed": seed,
+            "num_envs": num_envs,
+            "unit": "match" if rules.episode == "match" else "round",
+            "rules": rules.as_dict(),
+            "version": hpuno_env.__version__,
+        },
+        "timing": {
+            "playing_seconds": playing_seconds,
+            "rating_seconds": rating_seconds,
+            "rounds": played_rounds,
+            "truncated": int(np.concatenate(all_truncated).sum()),
+            "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
+        },
+    }
+
+
+# ------------------------------------------------------------ reporting
+
+
+def _format_grid(header: list[str], lines: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(cell) for cell in column) for column in zip(header, *lines)]
+    def fmt(cells):
+        return "  ".join(cell.rjust(width) if index in right else cell.ljust(width) for index, (cell, width) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([fmt(header), fmt(["-" * width for width in widths])] + [fmt(line) for line in lines])
+
+
+def format_report(result: dict) -> str:
+    """The ranked table, the per-table results and the timing, as plain text."""
+    config, timing = result["config"], result["timing"]
+    unit = config["unit"]
+    win_header, points_header = ("match win rate", "mean score") if unit == "match" else ("win rate", "mean points")
+    ranked = _format_grid(
+        ["rank", "agent", "rating (mu ± sigma)", f"{win_header} per seat [95%]", "fair", points_header, "seat-" + unit + "s"],
+        [[str(entry["rank"]), entry["agent"], f"{entry['mu']:.2f} ± {entry['sigma']:.2f}",
+          f"{entry['win_rate']:.3f} [{entry['low']:.3f}, {entry['high']:.3f}]", f"{entry['fair_share']:.3f}",
+          f"{entry['mean_points']:+.1f}", f"{entry['seat_rounds']:,}"] for entry in result["ranking"]],
+        right={0, 4, 5, 6},
+    )
+    per_table = _format_grid(
+        ["table", "agent", "seats", f"{win_header} [95%]", "fair", points_header, "truncated"],
+        [[row["table"], row["agent"], f"{row['seats']:.2f}".rstrip("0").rstrip("."), f"{row['win_rate']:.3f} [{row['low']:.3f}, {row['high']:.3f}]",
+          f"{row['fair_share']:.3f}", f"{row['mean_points']:+.1f}", str(row["truncated"])] for row in result["rows"]],
+        right={2, 4, 5, 6},
+    )
+    non_default = {name: value for name, value in config["rules"].items() if value != _default_rules()[name]}
+    heading = (
+        f"{len(config['agents'])} agents, {config['num_players']} players, {config['rounds_per_table']:,} {unit}s per table, "
+        f"{len(result['tables'])} tables, seed {config['seed']}, rules {non_default or 'default'}"
+    )
+    footer = (
+        f"{timing['rounds']:,} {unit}s ({timing['truncated']:,} truncated) in {timing['playing_seconds']:.1f} s "
+        f"({timing['rounds_per_second']:,.0f} {unit}s/s); rating {timing['rating_seconds']:.1f} s"
+    )
+    return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
+
+
+def _default_rules() -> dict:
+    from hpuno_env import RulesOptions
+
+    return RulesOptions().as_dict()
+
+
+def plot_pairwise(result: dict, ax=None):
+    """Heat map of ``result["pairwise"]``: row agent alone against copies of the column agent,
+    each cell its win rate and 95% interval, coloured round the fair share. Returns the Figure."""
+    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.figure import Figure
+
+    pairwise = result["pairwise"]
+    labels = pairwise["agents"]
+    size = len(labels)
+    if ax is None:
+        ax = Figure(figsize=(1.6 * size + 2.2, 1.2 * size + 1.6), layout="constrained").add_subplot()
+    rates = np.array([[np.nan if value is None else value for value in line] for line in pairwise["win_rate"]])
+    fair = pairwise["fair_share"]
+    image = ax.imshow(rates, cmap="RdBu", norm=TwoSlopeNorm(vcenter=fair, vmin=0.0, vmax=1.0))
+    for i in range(size):
+        for j in range(size):
+            if i == j:
+                continue
+            dark = abs(rates[i, j] - fair) > 0.3
+            ax.text(j, i, f"{rates[i, j]:.3f}\n[{pairwise['low'][i][j]:.3f}, {pairwise['high'][i][j]:.3f}]",
+                    ha="center", va="center", fontsize=8, color="white" if dark else "black")
+    ax.set_xticks(range(size), labels, rotation=30, ha="right")
+    ax.set_yticks(range(size), labels)
+    players = result["config"]["num_players"]
+    ax.set_xlabel("opponent" if players == 2 else f"opponent ({players - 1} copies)")
+    ax.set_ylabel("agent")
+    ax.set_title(f"win rate, {players} players, {result['config']['rounds_per_table']:,} {result['config']['unit']}s per table (fair {fair:.2f})", fontsize=10)
+    ax.figure.colorbar(image, ax=ax, shrink=0.8, label="win rate")
+    return ax.figure
+
+
+def plot_ratings(result: dict, ax=None):
+    """The ranking's openskill ratings, mu with error bars of ±1.96 sigma (95%). Returns the Figure."""
+    from matplotlib.figure import Figure
+
+    ranking = result["ranking"][::-1]  # best at the top
+    if ax is None:
+        ax = Figure(figsize=(6, 0.5 * len(ranking) + 1.4), layout="constrained").add_subplot()
+    positions = np.arange(len(ranking))
+    ax.errorbar([entry["mu"] for entry in ranking], positions, xerr=[1.96 * entry["sigma"] for entry in ranking],
+                fmt="o", capsize=4, color="tab:blue")
+    ax.set_yticks(positions, [entry["agent"] for entry in ranking])
+    ax.set_xlabel("openskill rating (mu, bars ±1.96 sigma)")
+    ax.set_title(f"ratings from {result['timing']['rounds']:,} {result['config']['unit']}s, {result['config']['num_players']} players", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    return ax.figure
+
+
+def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str | None = None) -> list[str]:
+    """Write results.csv (the per-table rows), results.json (everything, and the command) and,
+    with ``plot``, tournament_pairwise.png and tournament_ratings.png into out_dir. Returns the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    csv_path = os.path.join(out_dir, "results.csv")
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(result["rows"][0]))
+        writer.writeheader()
+        writer.writerows(result["rows"])
+    paths.append(csv_path)
+    json_path = os.path.join(out_dir, "results.json")
+    with open(json_path, "w") as handle:
+        json.dump({"command": command, **result}, handle, indent=2)
+        handle.write("\n")
+    paths.append(json_path)
+    if plot:
+        for name, draw in (("tournament_pairwise.png", plot_pairwise), ("tournament_ratings.png", plot_ratings)):
+            path = os.path.join(out_dir, name)
+            draw(result).savefig(path, dpi=100)
+            paths.append(path)
+    return paths
+
+
+# ------------------------------------------------------------ command line
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import available
+
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.tournament",
+        description=(
+            "Play every pairing of the given agents on the batched engine (each agent alone against "
+            "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players; "
+            "seats rotated, every round played to its end), then print a ranked table with 95% intervals "
+            "and openskill ratings."
+        ),
+        epilog=f"Agent names: {', '.join(available())}, or the path of a saved agent file.",
+    )
+    parser.add_argument("agents", nargs="+", metavar="AGENT", help="two or more agent names or paths (a name given twice is compared with itself)")
+    parser.add_argument("--players", type=int, default=2, help="seats per game, 2..10 (default: 2)")
+    parser.add_argument("--rounds", type=int, default=2000, help="rounds per table; whole matches with --episode match (default: 2000)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the agents, the games and the rating order (default: 0)")
+    parser.add_argument("--envs", type=int, default=DEFAULT_ENVS, help=f"game slots stepped together (default: {DEFAULT_ENVS})")
+    parser.add_argument("--episode", choices=("round", "match"), default=None,
+                        help="'round' (default): each entry is one round; 'match': each is a whole match to target_score")
+    parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
+                        help="a rules option, repeatable: e.g. --rule uno_penalty=4 --rule wd4_bluffing=false (values: ints, true/false, strings)")
+    parser.add_argument("--no-mixed", action="store_true", help="skip the mixed table")
+    parser.add_argument("--out", metavar="DIR", help="write results.csv and results.json (and, with --plot, PNG pictures) here")
+    parser.add_argument("--plot", action="store_true", help="with --out: draw the pairwise win-rate matrix and the ratings")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.plot and not args.out:
+        parser.error("--plot needs --out DIR (where the pictures go)")
+    try:
+        rules = parse_rules(args.rule)
+        if args.episode is not None:
+            if rules.get("episode", args.episode) != args.episode:
+                raise ValueError(f"--episode {args.episode} contradicts --rule episode={rules['episode']}")
+            rules["episode"] = args.episode
+        # Check everything (players, counts, agents) before any game is played.
+        from hpuno_env.options import check_num_players
+
+        from .evaluate import _check_positive_int
+
+        check_num_players(args.players)
+        _check_positive_int("--rounds", args.rounds)
+        _check_positive_int("--envs", args.envs)
+        if args.seed < 0:
+            raise ValueError(f"--seed must be a non-negative int, got {args.seed}")
+        labels, policies = load_agents(args.agents, args.players, args.seed)
+    except (ValueError, TypeError) as error:
+        parser.error(str(error))
+    progress = not args.quiet and sys.stderr.isatty()
+    result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, **rules)
+    print(format_report(result))
+    if args.out:
+        command = " ".join(["python -m agents.tournament"] + [shlex.quote(arg) for arg in argv])
+        for path in write_outputs(result, args.out, args.plot, command):
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
