@@ -1,49 +1,499 @@
-"""Trained players: a MaskablePPO policy saved by ``train.py``, acting greedily on masked logits."""
+"""Trained players: a MaskablePPO actor network saved as one ``.safetensors`` file that loads without running code.
+
+The agent file format ("hpuno-agent", version 1)
+-------------------------------------------------
+One ``.safetensors`` file per agent. safetensors stores raw tensors and a
+JSON header; reading it never unpickles anything, so a file handed to
+``agents.load`` cannot run code (an SB3 ``.zip`` can: it holds cloudpickled
+objects). The file holds:
+
+- tensors: the actor of sb3-contrib's ``MaskablePPO`` ``MlpPolicy``, that is
+  the policy MLP (``policy_net.<i>.weight`` / ``.bias``, a copy of
+  ``policy.mlp_extractor.policy_net``) and the logits layer
+  (``action_net.weight`` / ``.bias``), all float32; and a fixed per-feature
+  observation transform ``obs_scale`` and ``obs_shift`` (float32, one entry per
+  observation feature). The network's input is
+  ``float32(observation) * obs_scale + obs_shift``, where ``observation`` is
+  the engine's raw int8 ``VectorEngine.observe()`` row, so an agent trained on
+  scaled float observations acts correctly on raw ones. The value network is
+  not stored: acting does not need it.
+- the header's ``__metadata__["hpuno_agent"]``: a JSON document, returned by
+  ``TrainedAgent.describe()``::
+
+      format, format_version      "hpuno-agent", 1
+      num_players                 the player count the agent plays
+      observation                 {"version": hpuno_env.encoding.OBSERVATION_VERSION, "size": ...,
+                                   "transform": "...", "scaled": bool}
+      rules_options               every RulesOptions field it was trained under
+      network                     {"input_size", "hidden_sizes", "activation", "num_actions", "source"}
+      training                    {"timesteps", "algorithm", "command", ... whatever the caller adds}
+      evaluation                  a dict the trainer fills in (e.g. win rates per opponent), or {}
+      created, package_version    UTC ISO date; hpuno-env's version
+      extra                       export()'s extra keyword arguments
+
+``agents.load`` refuses, with a ``ValueError`` naming the file: another
+player count, another observation version or size, a corrupt or truncated
+file, a file of another format (an SB3 ``.zip``, a ``torch.save`` or pickle
+file: recognised by their first bytes and never opened further).
+
+Public API
+----------
+``export(model, path, *, num_players, rules_options=None, observation_scale=None,
+observation_shift=None, training=None, evaluation=None, **extra_metadata)``
+    Write a live sb3-contrib ``MaskablePPO`` model's actor to ``path``
+    (``.safetensors``) atomically (a temporary file, then ``os.replace``).
+    ``observation_scale`` / ``observation_shift``: None, a number, or one value
+    per observation feature: what the training envs did to the raw int8
+    observations before the model saw them (input = raw * scale + shift).
+    ``training``: a JSON-ready dict (e.g. ``{"command": ..., "config": {...}}``);
+    ``timesteps`` (``model.num_timesteps``) and ``algorithm`` are filled in when
+    absent. ``evaluation``: a JSON-ready dict. Numpy scalars and arrays are
+    accepted in these dicts. Architectures that cannot be rebuilt from the
+    metadata (a custom features extractor or MLP extractor, an activation
+    outside ``ACTIVATIONS``, VecNormalize'd observations) are refused with a
+    ``ValueError`` before anything is written.
+``TrainedAgent.load(path, num_players, seed=None, deterministic=True)``
+    Read a file (no SB3, no pickle); ``act`` then picks the legal action with
+    the highest logit, or samples from the masked softmax with
+    ``deterministic=False`` (seeded by ``seed``).
+``TrainedAgent.from_model(model, num_players, deterministic=True, *, seed=None,
+observation_scale=None, observation_shift=None)``
+    The same player around a live model, sharing its modules (not a copy):
+    it follows the weights as training updates them (self-play opponents).
+``agent.act(observations, action_masks)``, ``agent.describe()``, ``repr(agent)``.
+
+To turn one's own SB3 checkpoint into an agent file: ``python -m agents.export --help``.
+"""
 
 from __future__ import annotations
 
+import copy
+import datetime
+import json
 import os
+import secrets
+import shlex
+import sys
 
 import numpy as np
+import torch
+from torch import nn
 
+from hpuno_env.cards import NUM_ACTIONS
+from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
+from hpuno_env.options import RulesOptions
+
+from ._base import SeededAgent
 from ._checks import check_batch
 
+FORMAT_NAME = "hpuno-agent"
+FORMAT_VERSION = 1
+METADATA_KEY = "hpuno_agent"  # the safetensors header's __metadata__ entry holding the JSON document
+FILE_SUFFIX = ".safetensors"
+# Activations the rebuilt network supports: metadata name -> torch module class (built with no arguments, as SB3 does).
+ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU, "silu": nn.SiLU}
+OBSERVATION_TRANSFORM = "float32(observation) * obs_scale + obs_shift"
+EXPORT_COMMAND = "python -m agents.export CHECKPOINT.zip OUT.safetensors --players N"
+
 WEIGHTS_DIR = os.path.join(os.path.dirname(__file__), "weights")
-# Shipped trained agents: name -> file. Filled by train.py --ship.
+# Shipped trained agents: name -> file, one per .safetensors file in agents/weights/.
 SHIPPED = {
-    os.path.splitext(name)[0]: os.path.join(WEIGHTS_DIR, name)
+    name[: -len(FILE_SUFFIX)]: os.path.join(WEIGHTS_DIR, name)
     for name in (sorted(os.listdir(WEIGHTS_DIR)) if os.path.isdir(WEIGHTS_DIR) else [])
-    if name.endswith(".zip")
+    if name.endswith(FILE_SUFFIX)
 }
 
 
-class TrainedAgent:
-    """Wraps a MaskablePPO model; ``act`` picks the most likely legal action (or samples)."""
+class ActorNetwork(nn.Module):
+    """Observation transform, policy MLP and logits layer: the acting half of a MaskablePPO MlpPolicy."""
 
-    def __init__(self, model, num_players: int, deterministic: bool = True):
-        self.model = model
-        self.num_players = num_players
-        self.deterministic = deterministic
+    def __init__(self, policy_net: nn.Sequential, action_net: nn.Linear, obs_scale: torch.Tensor, obs_shift: torch.Tensor):
+        super().__init__()
+        self.policy_net = policy_net
+        self.action_net = action_net
+        self.register_buffer("obs_scale", obs_scale)
+        self.register_buffer("obs_shift", obs_shift)
+
+    @classmethod
+    def build(cls, input_size: int, hidden_sizes: list[int], activation: str, num_actions: int) -> "ActorNetwork":
+        """A fresh network of the given shape (weights to be loaded), laid out as SB3's MlpExtractor lays it out."""
+        layers, width = [], input_size
+        for size in hidden_sizes:
+            layers += [nn.Linear(width, size), ACTIVATIONS[activation]()]
+            width = size
+        return cls(nn.Sequential(*layers), nn.Linear(width, num_actions), torch.ones(input_size), torch.zeros(input_size))
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        """Raw observations (any numeric dtype) -> action logits."""
+        inputs = observations.to(torch.float32) * self.obs_scale + self.obs_shift
+        return self.action_net(self.policy_net(inputs))
+
+
+class TrainedAgent(SeededAgent):
+    """A trained actor network choosing among legal actions: the best logit, or a sample of the masked softmax."""
+
+    def __init__(
+        self, network: ActorNetwork, num_players: int, metadata: dict, deterministic: bool = True, seed: int | None = None,
+        source: str = "",
+    ):
+        if not isinstance(network, ActorNetwork):
+            raise TypeError(
+                f"network must be an agents.trained.ActorNetwork, got {type(network).__name__}; "
+                "for a live MaskablePPO model use TrainedAgent.from_model(model, num_players), for a file TrainedAgent.load(path, num_players)"
+            )
+        super().__init__(num_players, seed)  # the stream is used by deterministic=False only
+        self.network = network
+        self.metadata = metadata
+        self.deterministic = bool(deterministic)
+        self.source = source  # the file it came from, or "live model"
 
     @classmethod
     def load(cls, path: str, num_players: int, seed: int | None = None, deterministic: bool = True) -> "TrainedAgent":
-        from sb3_contrib import MaskablePPO
+        """Read an agent file made by ``export`` for games of num_players; never runs code from the file."""
+        _check_num_players(num_players)
+        path = os.fspath(path)
+        metadata, tensors = _read_agent_file(path)
+        _check_metadata(metadata, path, num_players)
+        network = _network_from_file(metadata, tensors, path)
+        return cls(network, num_players, metadata, deterministic, seed, source=path)
 
-        try:
-            model = MaskablePPO.load(path, device="cpu")
-        except Exception as error:  # a corrupt or foreign file: say which and why
-            raise ValueError(f"cannot load agent from {path!r}: {type(error).__name__}: {error}") from error
-        if seed is not None:
-            model.set_random_seed(seed)
-        from hpuno_env import observation_size
-
-        expected = observation_size(num_players)
-        got = model.observation_space.shape[0]
-        if got != expected:
-            raise ValueError(f"agent {path!r} was trained for observations of size {got}, but {num_players} players need {expected}")
-        return cls(model, num_players, deterministic)
+    @classmethod
+    def from_model(
+        cls, model, num_players: int, deterministic: bool = True, *, seed: int | None = None,
+        observation_scale=None, observation_shift=None,
+    ) -> "TrainedAgent":
+        """Act with a live MaskablePPO model's current weights (shared, not copied: updates show at once)."""
+        _check_num_players(num_players)
+        architecture = _model_architecture(model, num_players)
+        policy = model.policy
+        device = policy.action_net.weight.device
+        size = architecture["input_size"]
+        network = ActorNetwork(
+            policy.mlp_extractor.policy_net,
+            policy.action_net,
+            _observation_transform(observation_scale, "observation_scale", size, 1.0).to(device),
+            _observation_transform(observation_shift, "observation_shift", size, 0.0).to(device),
+        )
+        metadata = _metadata(model, num_players, architecture, network, rules_options=None, training=None, evaluation=None, extra={})
+        return cls(network, num_players, metadata, deterministic, seed, source="live model")
 
     def act(self, observations, action_masks) -> np.ndarray:
-        masks = check_batch(observations, action_masks)
-        actions, _ = self.model.predict(np.asarray(observations), action_masks=masks, deterministic=self.deterministic)
-        return np.asarray(actions, dtype=np.int64)
+        masks = check_batch(observations, action_masks, self.num_players)
+        device = self.network.obs_scale.device
+        with torch.no_grad():
+            logits = self.network(torch.as_tensor(np.asarray(observations), device=device)).cpu().numpy()
+        if self.deterministic:
+            return np.where(masks, logits, -np.inf).argmax(axis=1)
+        # Gumbel-max: the argmax of logits plus Gumbel noise is a sample of the softmax over the legal actions.
+        noisy = logits.astype(np.float64) + self.rng.gumbel(size=logits.shape)
+        return np.where(masks, noisy, -np.inf).argmax(axis=1)
+
+    def describe(self) -> dict:
+        """The agent's metadata (format, players, observation version, rules, network, training, evaluation)."""
+        return copy.deepcopy(self.metadata)
+
+    def __repr__(self) -> str:
+        network = self.metadata["network"]
+        shape = "-".join(str(n) for n in [network["input_size"], *network["hidden_sizes"], network["num_actions"]])
+        steps = self.metadata["training"].get("timesteps")
+        return (
+            f"TrainedAgent({self.source!r}, {self.num_players} players, "
+            f"observation v{self.metadata['observation']['version']}, MLP {shape} {network['activation']}, "
+            f"{steps if steps is not None else '?'} steps, {'greedy' if self.deterministic else 'sampling'})"
+        )
+
+
+def export(
+    model, path, *, num_players: int, rules_options=None, observation_scale=None, observation_shift=None,
+    training: dict | None = None, evaluation: dict | None = None, **extra_metadata,
+) -> dict:
+    """Write a live MaskablePPO model's actor and metadata to ``path`` (.safetensors), atomically; return the metadata."""
+    import safetensors.torch
+
+    path = os.fspath(path)
+    if not path.endswith(FILE_SUFFIX):
+        raise ValueError(f"path must end with {FILE_SUFFIX!r}, got {path!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"path's folder {folder!r} does not exist")
+    _check_num_players(num_players)
+    for name, value in (("training", training), ("evaluation", evaluation)):
+        if value is not None and not isinstance(value, dict):
+            raise TypeError(f"{name} must be a dict or None, got {type(value).__name__}")
+    architecture = _model_architecture(model, num_players)
+    policy = model.policy
+    size = architecture["input_size"]
+    network = ActorNetwork(
+        policy.mlp_extractor.policy_net,
+        policy.action_net,
+        _observation_transform(observation_scale, "observation_scale", size, 1.0),
+        _observation_transform(observation_shift, "observation_shift", size, 0.0),
+    )
+    metadata = _metadata(model, num_players, architecture, network, rules_options, training, evaluation, extra_metadata)
+    document = _to_json(metadata)
+    tensors = {name: tensor.detach().to("cpu", torch.float32).contiguous().clone() for name, tensor in network.state_dict().items()}
+    data = safetensors.torch.save(tensors, metadata={METADATA_KEY: document})
+    # A new name in the same folder (so os.replace is atomic), created with the umask's usual permissions.
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    try:
+        with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    return json.loads(document)
+
+
+# ---- writing: what a live model is, checked
+
+
+def _check_num_players(num_players) -> None:
+    if not isinstance(num_players, int) or isinstance(num_players, bool) or not 2 <= num_players <= 10:
+        raise ValueError(f"num_players must be an int in [2, 10], got {num_players!r}")
+
+
+def _model_architecture(model, num_players: int) -> dict:
+    """The network section of the metadata for a MaskablePPO MlpPolicy, or ValueError if the actor cannot be rebuilt."""
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
+
+    policy = getattr(model, "policy", None)
+    if not isinstance(policy, MaskableActorCriticPolicy):
+        raise TypeError(f"model must be an sb3-contrib MaskablePPO with an MlpPolicy, got {type(model).__name__}")
+    space = policy.observation_space
+    expected = observation_size(num_players)
+    if not isinstance(space, spaces.Box) or space.shape != (expected,):
+        raise ValueError(f"model observes {space}, but {num_players}-player observations are a Box of shape ({expected},)")
+    if not isinstance(policy.action_space, spaces.Discrete) or policy.action_space.n != NUM_ACTIONS:
+        raise ValueError(f"model's action space is {policy.action_space}, expected Discrete({NUM_ACTIONS})")
+    if type(policy.pi_features_extractor) is not FlattenExtractor:
+        raise ValueError(
+            f"model uses the features extractor {type(policy.pi_features_extractor).__name__}; only MlpPolicy's "
+            "FlattenExtractor can be rebuilt from an agent file's metadata"
+        )
+    if type(policy.mlp_extractor) is not MlpExtractor:
+        raise ValueError(f"model uses the MLP extractor {type(policy.mlp_extractor).__name__}; only SB3's MlpExtractor can be rebuilt")
+    names = [name for name, cls in ACTIVATIONS.items() if policy.activation_fn is cls]
+    if not names:
+        raise ValueError(f"model's activation_fn {policy.activation_fn!r} is not one of {sorted(ACTIVATIONS)}")
+    activation = ACTIVATIONS[names[0]]
+    # The policy MLP must be exactly Linear, activation, Linear, activation, ... (no shared or extra layers).
+    layers = list(policy.mlp_extractor.policy_net)
+    hidden_sizes, width = [], expected
+    for index in range(0, len(layers), 2):
+        linear, act = layers[index], layers[index + 1] if index + 1 < len(layers) else None
+        if type(linear) is not nn.Linear or linear.bias is None or linear.in_features != width or type(act) is not activation:
+            raise ValueError(f"model's policy_net {policy.mlp_extractor.policy_net} is not a plain Linear/{activation.__name__} MLP from {expected} inputs")
+        hidden_sizes.append(linear.out_features)
+        width = linear.out_features
+    action_net = policy.action_net
+    if type(action_net) is not nn.Linear or action_net.bias is None or action_net.in_features != width or action_net.out_features != NUM_ACTIONS:
+        raise ValueError(f"model's action_net {action_net} is not a Linear({width}, {NUM_ACTIONS}) layer")
+    get_vec_normalize_env = getattr(model, "get_vec_normalize_env", None)
+    normalizer = get_vec_normalize_env() if get_vec_normalize_env is not None else None
+    if normalizer is not None and getattr(normalizer, "norm_obs", False):
+        raise ValueError(
+            "model's observations are normalised (and clipped) by VecNormalize, which an agent file cannot store; "
+            "train with a fixed transform and pass it as observation_scale / observation_shift"
+        )
+    return {
+        "input_size": expected,
+        "hidden_sizes": hidden_sizes,
+        "activation": names[0],
+        "num_actions": NUM_ACTIONS,
+        "source": "sb3-contrib MaskablePPO MlpPolicy actor: mlp_extractor.policy_net + action_net",
+    }
+
+
+def _observation_transform(value, name: str, size: int, default: float) -> torch.Tensor:
+    """None, a number, or one finite number per feature -> a float32 tensor of shape (size,)."""
+    if value is None:
+        return torch.full((size,), default, dtype=torch.float32)
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    try:
+        array = np.asarray(value, dtype=np.float32)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be a number or {size} numbers, got {type(value).__name__}") from error
+    if array.ndim == 0:
+        array = np.full(size, array, dtype=np.float32)
+    if array.shape != (size,):
+        raise ValueError(f"{name} must be a number or have shape ({size},), got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite")
+    return torch.from_numpy(array.copy())
+
+
+def _metadata(model, num_players, architecture, network, rules_options, training, evaluation, extra) -> dict:
+    if isinstance(rules_options, RulesOptions):
+        rules = rules_options.as_dict()
+    elif rules_options is None or isinstance(rules_options, dict):
+        rules = RulesOptions.from_kwargs(**(rules_options or {})).as_dict()
+    else:
+        raise TypeError(f"rules_options must be a dict, a RulesOptions or None, got {type(rules_options).__name__}")
+    reserved = {"format", "format_version", "num_players", "observation", "rules_options", "network", "training", "evaluation"}
+    clashing = sorted(set(extra) & reserved)
+    if clashing:
+        raise ValueError(f"extra metadata {clashing} would shadow the format's own fields")
+    training = dict(training or {})
+    training.setdefault("timesteps", int(getattr(model, "num_timesteps", 0)))
+    training.setdefault("algorithm", type(model).__name__)
+    training.setdefault("command", shlex.join([os.path.basename(sys.executable), *sys.argv]))
+    scaled = not (bool((network.obs_scale == 1).all()) and bool((network.obs_shift == 0).all()))
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "num_players": num_players,
+        "observation": {"version": OBSERVATION_VERSION, "size": architecture["input_size"], "transform": OBSERVATION_TRANSFORM, "scaled": scaled},
+        "rules_options": rules,
+        "network": architecture,
+        "training": training,
+        "evaluation": dict(evaluation or {}),
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "package_version": _package_version(),
+        "extra": dict(extra),
+    }
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hpuno-env")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        import hpuno_env
+
+        return hpuno_env.__version__
+
+
+def _to_json(metadata: dict) -> str:
+    """JSON text of the metadata; numpy scalars and arrays become plain numbers and lists."""
+
+    def plain(value):
+        if isinstance(value, (np.generic, np.ndarray)):
+            return value.tolist()
+        raise TypeError(f"metadata value {value!r} of type {type(value).__name__} is not JSON-serialisable")
+
+    return json.dumps(metadata, default=plain, sort_keys=False)
+
+
+# ---- reading: the file checked before anything is built from it
+
+
+def _read_agent_file(path: str) -> tuple[dict, dict]:
+    """(metadata, tensors) of an agent file. Raw bytes are parsed as safetensors only; nothing is unpickled."""
+    import safetensors.torch
+
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as error:
+        raise ValueError(f"cannot read agent file {path!r}: {error}") from error
+    _refuse_other_formats(data, path)
+    header_size = int.from_bytes(data[:8], "little")
+    try:
+        header = json.loads(data[8 : 8 + header_size])
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path!r} is corrupt or not a {FILE_SUFFIX} file: its header is not JSON ({error})") from error
+    stored = header.get("__metadata__") if isinstance(header, dict) else None
+    if not isinstance(stored, dict) or METADATA_KEY not in stored:
+        raise ValueError(f"{path!r} is a {FILE_SUFFIX} file but not an hpuno agent (no {METADATA_KEY!r} metadata)")
+    try:
+        metadata = json.loads(stored[METADATA_KEY])
+    except (TypeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not JSON ({error})") from error
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not a JSON object")
+    try:
+        tensors = safetensors.torch.load(data)
+    except Exception as error:  # safetensors' own error for bad offsets, dtypes or sizes: a damaged file
+        raise ValueError(f"{path!r} is corrupt or truncated: {type(error).__name__}: {error}") from error
+    return metadata, tensors
+
+
+def _refuse_other_formats(data: bytes, path: str) -> None:
+    """ValueError for a zip archive, a pickle, or a file too short or too damaged to hold a safetensors header.
+
+    A safetensors file is an 8-byte little-endian header size, then that many
+    bytes of JSON starting with "{". Zip archives (SB3 checkpoints, torch.save
+    files) and pickles are named as such, from their first bytes only.
+    """
+    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        raise ValueError(
+            f"{path!r} is a zip archive (an SB3 checkpoint .zip or a torch.save file), which holds pickled objects that "
+            f"could run code; agents.load only reads {FILE_SUFFIX} agent files. To turn your own checkpoint into one: "
+            f"{EXPORT_COMMAND} (see python -m agents.export --help)"
+        )
+    header_size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
+    if len(data) > 8 and data[8:9] == b"{":
+        if header_size > len(data) - 8:
+            raise ValueError(f"{path!r} is truncated: its header claims {header_size} bytes, the file has {len(data) - 8} after the size")
+        return
+    if len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5:
+        raise ValueError(
+            f"{path!r} is a Python pickle (e.g. a torch.save file), which could run code and is never unpickled; "
+            f"agents.load only reads {FILE_SUFFIX} agent files (made by agents.trained.export or {EXPORT_COMMAND})"
+        )
+    raise ValueError(f"{path!r} is not an agent file ({FILE_SUFFIX}): it does not start with a safetensors header")
+
+
+def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
+    """ValueError unless the metadata describes a version-1 agent for num_players with today's observation layout."""
+    if metadata.get("format") != FORMAT_NAME:
+        raise ValueError(f"{path!r} is not an hpuno agent file: format {metadata.get('format')!r}, expected {FORMAT_NAME!r}")
+    version = metadata.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
+        raise ValueError(f"{path!r} has agent format version {version!r}; this hpuno-env reads versions 1 to {FORMAT_VERSION} (a newer file needs a newer hpuno-env)")
+    made_for = metadata.get("num_players")
+    if made_for != num_players:
+        raise ValueError(f"agent {path!r} was made for {made_for}-player games and cannot play {num_players}-player games")
+    observation = metadata.get("observation")
+    if not isinstance(observation, dict):
+        raise ValueError(f"{path!r} is corrupt: its metadata has no 'observation' section")
+    if observation.get("version") != OBSERVATION_VERSION:
+        raise ValueError(
+            f"agent {path!r} was trained on observation layout version {observation.get('version')!r}, but this hpuno-env "
+            f"writes version {OBSERVATION_VERSION}: the agent would misread the observations; retrain it"
+        )
+    expected = observation_size(num_players)
+    if observation.get("size") != expected:
+        raise ValueError(f"agent {path!r} reads observations of size {observation.get('size')!r}, but {num_players} players give size {expected}")
+    network = metadata.get("network")
+    if not isinstance(network, dict):
+        raise ValueError(f"{path!r} is corrupt: its metadata has no 'network' section")
+    hidden = network.get("hidden_sizes")
+    if (
+        network.get("input_size") != expected
+        or network.get("num_actions") != NUM_ACTIONS
+        or network.get("activation") not in ACTIVATIONS
+        or not isinstance(hidden, list)
+        or not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65536 for n in hidden)
+    ):
+        raise ValueError(
+            f"{path!r} describes a network this hpuno-env cannot build: {network!r} (needs input_size {expected}, "
+            f"num_actions {NUM_ACTIONS}, activation one of {sorted(ACTIVATIONS)}, hidden_sizes a list of positive ints)"
+        )
+    for section in ("rules_options", "training", "evaluation"):
+        if not isinstance(metadata.get(section), dict):
+            raise ValueError(f"{path!r} is corrupt: its metadata's {section!r} is not a dict")
+
+
+def _network_from_file(metadata: dict, tensors: dict, path: str) -> ActorNetwork:
+    network_info = metadata["network"]
+    network = ActorNetwork.build(network_info["input_size"], network_info["hidden_sizes"], network_info["activation"], network_info["num_actions"])
+    expected = {name: tuple(tensor.shape) for name, tensor in network.state_dict().items()}
+    found = {name: tuple(tensor.shape) for name, tensor in tensors.items()}
+    if found != expected:
+        raise ValueError(f"{path!r} is corrupt: its tensors {found} do not match the network its metadata describes {expected}")
+    for name, tensor in tensors.items():
+        if tensor.dtype != torch.float32:
+            raise ValueError(f"{path!r} is corrupt: tensor {name!r} is {tensor.dtype}, expected float32")
+        if not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{path!r} is corrupt: tensor {name!r} holds NaN or infinite values")
+    network.load_state_dict(tensors, strict=True)
+    return network.eval()

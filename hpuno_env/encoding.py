@@ -25,6 +25,12 @@ from .cards import CARD_COPIES, DECK_SIZE, NUM_CARD_TYPES
 from .kernel import NUM_PHASES
 
 OBS_DTYPE = np.int8
+# The observation layout's version, stored in every saved agent (agents.load
+# refuses a file with another). Bump it whenever the meaning, order or size
+# of any field of observation_layout (or what kernel.observe_one writes into
+# it) changes: a trained network reads the vector by position, so an old
+# agent would silently misread a new layout.
+OBSERVATION_VERSION = 1
 
 
 def observation_layout(num_players: int) -> dict[str, slice]:

@@ -1,0 +1,119 @@
+"""Turn your own SB3 MaskablePPO checkpoint (.zip) into an agent file (.safetensors) that agents.load reads.
+
+    python -m agents.export runs/x/checkpoint.zip out.safetensors --players 2
+
+WARNING: this loads CHECKPOINT with stable-baselines3, which UNPICKLES objects
+from it: a crafted .zip runs code. Convert only checkpoints you made yourself
+(e.g. train.py's). The .safetensors file it writes is safe to share: loading it
+never runs code (agents.trained explains the format).
+
+After writing, the agent is checked against the checkpoint: both play the
+same observations from the engine (random legal play, --verify-steps
+decisions) and must choose the same actions; a mismatch exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+import numpy as np
+
+from hpuno_env import VectorEngine
+
+from .trained import TrainedAgent, export
+
+
+def engine_observations(num_players: int, steps: int, seed: int = 0, rules_options: dict | None = None, num_games: int = 64):
+    """About ``steps`` (observation, mask) rows from the engine under random legal play, as two stacked arrays."""
+    engine = VectorEngine(num_games=num_games, num_players=num_players, seed=seed, **(rules_options or {}))
+    engine.reset()
+    rng = np.random.default_rng(seed)
+    observations, masks = [], []
+    for _ in range(max(1, -(-steps // num_games))):
+        observation, mask = engine.observe(), engine.legal_mask()
+        observations.append(observation)
+        masks.append(mask)
+        engine.step((rng.random(mask.shape) * mask).argmax(axis=1))
+    return np.concatenate(observations)[:steps], np.concatenate(masks)[:steps]
+
+
+def disagreements(model, agent: TrainedAgent, observations: np.ndarray, masks: np.ndarray) -> int:
+    """Rows where the SB3 model's deterministic predict (on transformed observations) and the agent's act differ."""
+    scale = agent.network.obs_scale.cpu().numpy()
+    shift = agent.network.obs_shift.cpu().numpy()
+    expected, _ = model.predict(observations.astype(np.float32) * scale + shift, action_masks=masks, deterministic=True)
+    return int((np.asarray(expected) != agent.act(observations, masks)).sum())
+
+
+def _number_or_file(text: str):
+    """A number, or a .npy file (read without pickle) / .json list of one value per observation feature."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    if text.endswith(".npy"):
+        return np.load(text, allow_pickle=False)
+    if text.endswith(".json"):
+        with open(text) as file:
+            return json.load(file)
+    raise argparse.ArgumentTypeError(f"expected a number, a .npy file or a .json list, got {text!r}")
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from error
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object, e.g. '{\"uno_penalty\": 4}'")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agents.export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("checkpoint", help="your own SB3 MaskablePPO .zip (unpickled: trusted files only)")
+    parser.add_argument("out", help="agent file to write, ending in .safetensors (written atomically)")
+    parser.add_argument("--players", type=int, required=True, help="player count the checkpoint was trained for (required)")
+    parser.add_argument("--rules", type=_json_object, default={}, help="rules options it was trained under, as JSON (default: {}, the defaults)")
+    parser.add_argument(
+        "--observation-scale", type=_number_or_file, default=None,
+        help="what training multiplied the raw int8 observations by: a number, .npy or .json list (default: 1)",
+    )
+    parser.add_argument("--observation-shift", type=_number_or_file, default=None, help="what training then added (default: 0)")
+    parser.add_argument("--command", default=None, help="the command(s) that trained the checkpoint, recorded in the metadata (default: none)")
+    parser.add_argument("--evaluation", type=_json_object, default={}, help="an evaluation table to record, as JSON (default: {})")
+    parser.add_argument("--verify-steps", type=int, default=2000, help="engine observations on which both must agree; 0 skips (default: 2000)")
+    args = parser.parse_args(argv)
+    if args.verify_steps < 0:
+        parser.error(f"--verify-steps must be >= 0, got {args.verify_steps}")
+
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(args.checkpoint, device="cpu")  # unpickles: the user's own file, as documented above
+    # "command" is what trained the checkpoint (unknown unless given), not this conversion.
+    training = {"command": args.command, "converted_from": args.checkpoint, "exported_with": shlex.join(["python", "-m", "agents.export", *sys.argv[1:]])}
+    try:
+        metadata = export(
+            model, args.out, num_players=args.players, rules_options=args.rules, observation_scale=args.observation_scale,
+            observation_shift=args.observation_shift, training=training, evaluation=args.evaluation,
+        )
+    except (TypeError, ValueError) as error:
+        parser.error(str(error))
+    network = metadata["network"]
+    print(f"wrote {args.out}: {args.players} players, observation v{metadata['observation']['version']}, "
+          f"MLP {network['hidden_sizes']} {network['activation']}, {metadata['training']['timesteps']} steps")
+    if args.verify_steps:
+        agent = TrainedAgent.load(args.out, args.players)
+        observations, masks = engine_observations(args.players, args.verify_steps, rules_options=args.rules)
+        wrong = disagreements(model, agent, observations, masks)
+        print(f"checked against the checkpoint on {len(masks)} engine observations: {len(masks) - wrong} same actions, {wrong} different")
+        if wrong:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
