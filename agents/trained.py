@@ -59,7 +59,8 @@ observation_shift=None, training=None, evaluation=None, **extra_metadata)``
 ``TrainedAgent.from_model(model, num_players, deterministic=True, *, seed=None,
 observation_scale=None, observation_shift=None)``
     The same player around a live model, sharing its modules (not a copy):
-    it follows the weights as training updates them (self-play opponents).
+    it follows the weights as training updates them (self-play opponents);
+    ``copy.deepcopy(agent)`` of it is a frozen snapshot.
 ``agent.act(observations, action_masks)``, ``agent.describe()``, ``repr(agent)``.
 
 To turn one's own SB3 checkpoint into an agent file: ``python -m agents.export --help``.

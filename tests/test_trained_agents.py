@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import os
 import pickle
@@ -90,11 +91,13 @@ def test_from_model_shares_the_live_weights(observations):
     model = tiny_model(2)
     raw, masks = observations
     live = TrainedAgent.from_model(model, 2)
+    snapshot = copy.deepcopy(live)
     expected, _ = model.predict(raw, action_masks=masks, deterministic=True)
     assert disagreements(model, live, raw, masks) == 0 and (live.act(raw, masks) == expected).all()
     with torch.no_grad():
         model.policy.action_net.bias[55] += 1000.0  # "draw" is legal in every play phase
     assert (live.act(raw, masks)[masks[:, 55]] == 55).all()
+    assert (snapshot.act(raw, masks) == expected).all()  # a deep copy stays frozen
     assert "live model" in repr(live)
 
 
