@@ -73,7 +73,7 @@ class VectorEngine:
         self.options = RulesOptions.from_kwargs(**rule_options)
         self.params = kernel_params(self.options, num_players)
         self.num_games = int(num_games)
-        self.num_players = num_players
+        self.num_players = num_players = self.params.num_players  # checked, a Python int
         self.auto_reset = bool(auto_reset)
         self.agents = [f"player_{i}" for i in range(num_players)]
         self.observation_layout = observation_layout(num_players)
@@ -90,6 +90,9 @@ class VectorEngine:
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), np.bool_)
         self._no_observations = np.zeros((0, self.observation_size), OBS_DTYPE)  # step() observes nothing
         self._all_games = np.arange(self.num_games, dtype=np.int64)
+        # Games no reset has dealt yet hold no game: stepping or reading them is refused until one has.
+        self._never_dealt = np.ones(self.num_games, np.bool_)
+        self._all_dealt = False
 
     # ------------------------------------------------------------ seeding and reset
 
@@ -150,6 +153,15 @@ class VectorEngine:
         if seed is not None or not self._seeded:
             self.seed(self._seed if seed is None else seed)
         _reset_games(self.state, self.params, games, decks, dealers)
+        if not self._all_dealt:
+            self._never_dealt[games] = False
+            self._all_dealt = not self._never_dealt.any()
+
+    def _require_dealt(self, call: str) -> None:
+        """ValueError unless every game has been dealt by a reset (one bool test once they have)."""
+        if not self._all_dealt:
+            games = np.flatnonzero(self._never_dealt)
+            raise ValueError(f"{call} before reset(): call reset() first (game(s) {games[:20].tolist()} not dealt yet)")
 
     def _decks_option(self, deck, count: int) -> np.ndarray:
         if deck is None:
@@ -174,12 +186,14 @@ class VectorEngine:
 
     def legal_mask(self) -> np.ndarray:
         """(num_games, 75) bool: the legal actions of the player to act. A fresh array."""
+        self._require_dealt("legal_mask()")
         _legal_mask_games(self.state, self.params, self._mask)
         return self._mask.copy()
 
     def observe(self, seats=None) -> np.ndarray:
         """(num_games, observation_size) int8: each game's acting player's view, or the view
         of ``seats[g]`` in game g (all zeros where the seat is -1). A fresh array."""
+        self._require_dealt("observe()")
         if seats is None:
             seats = self.state.current_player
         else:
@@ -196,6 +210,7 @@ class VectorEngine:
 
     def state_vector(self) -> np.ndarray:
         """(num_games, state_size) int8: full information (all hands), for centralised critics."""
+        self._require_dealt("state_vector()")
         return full_state(self.state, self.num_players, self.options.target_score)
 
     def step(self, actions, partial: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -222,6 +237,7 @@ class VectorEngine:
 
     def _step(self, actions, partial: bool, observe: bool, observations: np.ndarray, masks: np.ndarray) -> None:
         """The kernel's step (with observe, also the new views and masks), or ValueError and no change."""
+        self._require_dealt("step_observe()" if observe else "step()")
         actions = np.asarray(actions)
         if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be an int array of shape ({self.num_games},), got {actions.dtype} {actions.shape}")
@@ -247,6 +263,7 @@ class VectorEngine:
 
     def game_state(self, game: int = 0) -> dict:
         """One game as a plain JSON-serialisable dict (keys of INTERFACE.md)."""
+        self._require_dealt("game_state()")
         s, g = self.state, game
         seat_name = self.agents
         phase = int(s.phase[g])

@@ -1,8 +1,9 @@
-"""The rules options: every **[option]** of RULES.md plus the episode and reward settings.
+"""The rules options: every **[option]** of docs/rules.md (its §13 lists them) plus the episode and reward settings.
 
 ``RulesOptions`` is frozen and checked on construction; an unknown name or a
 bad value raises ``ValueError`` naming the field. ``kernel_params`` turns it
-into the plain integers the compiled kernel reads.
+into the plain integers the compiled kernel reads. ``check_num_players`` is the
+one check of a player count.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from typing import NamedTuple
+
+import numpy as np
 
 from .cards import COLORS
 
@@ -21,10 +24,10 @@ REWARD_MODES = ("win", "points")
 
 @dataclass(frozen=True)
 class RulesOptions:
-    """Rules variants (RULES.md) and episode/reward settings, defaults as the rules decide.
+    """Rules variants (docs/rules.md §13) and episode/reward settings, defaults as the rules decide.
 
     Attributes:
-        uno_penalty: cards drawn by a player caught not calling UNO (sheet 004's classic deck uses 4).
+        uno_penalty: cards drawn by a player caught not calling UNO (classic UNO's sheet says 4: docs/rules.md §7).
         uno_catch: ``"window"`` (other players may catch before the next player starts),
             ``"always"`` (an uncalled UNO is always caught) or ``"off"`` (no calls, no catches).
         wd4_bluffing: an illegal Wild Draw Four may be played (and challenged); with False it is
@@ -108,11 +111,23 @@ class KernelParams(NamedTuple):
     reward: int  # index into REWARD_MODES
 
 
-def kernel_params(options: RulesOptions, num_players: int) -> KernelParams:
-    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 2 <= num_players <= 10:
-        raise ValueError(f"num_players must be an int in [2, 10], got {num_players!r}")
+MIN_PLAYERS, MAX_PLAYERS = 2, 10
+
+
+def check_num_players(num_players) -> int:
+    """num_players as a Python int, or ValueError naming it: an int (numpy integers too, not bool) in [2, 10].
+
+    The one check of a player count; everything that takes ``num_players`` goes through it."""
+    is_int = isinstance(num_players, (int, np.integer)) and not isinstance(num_players, bool)
+    if not is_int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(f"num_players must be an int in [{MIN_PLAYERS}, {MAX_PLAYERS}], got {num_players!r}")
+    return int(num_players)
+
+
+def kernel_params(options: RulesOptions, num_players) -> KernelParams:
+    """The options and player count as the kernel's integers (num_players checked by ``check_num_players``)."""
     return KernelParams(
-        num_players=num_players,
+        num_players=check_num_players(num_players),
         uno_penalty=options.uno_penalty,
         uno_catch=UNO_CATCH_MODES.index(options.uno_catch),
         wd4_bluffing=int(options.wd4_bluffing),
