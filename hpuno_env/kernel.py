@@ -3,8 +3,8 @@
 A batch is an ``EngineState``: a record of numpy arrays whose first axis is
 the game (struct of arrays). Every function here is a plain scalar function
 of one game ``g`` of that record, compiled with ``numba.njit`` and cached on
-disk (see "the on-disk cache" below); the entry points (``reset_games``, ``step_games``, ``legal_mask_games``,
-``observe_games``) loop over the games. With ``NUMBA_DISABLE_JIT=1`` the
+disk (see "the on-disk cache" below); the entry points (``reset_games``,
+``step_games``, ``legal_mask_games``, ``observe_games``) loop over the games. With ``NUMBA_DISABLE_JIT=1`` the
 very same code runs as ordinary Python, which is how to debug a rule
 (tests/test_pure_python.py keeps the two identical).
 
