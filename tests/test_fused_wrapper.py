@@ -83,6 +83,8 @@ def visible_state(env):
     if raw.agents:
         state["observation"] = outcome(lambda: raw.observe(raw.agent_selection))  # unwrapped: no wrapper bookkeeping
     state["game_state"] = outcome(raw.game_state)
+    # read from the raw env: the wrappers refuse private names (ATTRIBUTES checks that they do alike)
+    state["skip_agent_selection"] = outcome(lambda: getattr(raw, "_skip_agent_selection", "never set"))
     return state
 
 
