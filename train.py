@@ -1,96 +1,526 @@
-"""Train a Harry Potter UNO player with MaskablePPO, then show how it plays.
+"""Train a Harry Potter UNO player with MaskablePPO, evaluate it, export it as a safe agent file.
 
-    python train.py                              # 2 players, against the random player
-    python train.py --players 4 --opponent heuristic --timesteps 2000000
-    python train.py --opponent self              # self-play: opponents use the live weights
-    python train.py --out runs/ppo --resume      # continue from runs/ppo/checkpoint.zip
+    python train.py                                  # 2 players, against the random player (a few minutes)
+    python train.py --players 4 --opponent league --timesteps 3000000
+    python train.py --opponent self                  # self-play: opponents use the live weights
+    python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
+    python train.py --help                           # every option and its default
 
-Reads top to bottom: arguments, environment, model (new or resumed), training
-with atomic checkpoints, evaluation against the random and heuristic players.
+Reads top to bottom: options (the ``Args`` dataclass), the output folder and
+config.json, the environment and its opponents, the model (new or resumed),
+training (progress bar, logs, periodic evaluation, atomic checkpoints; Ctrl-C
+saves one and prints how to resume), then the final evaluation table, which
+includes the shipped champions, and the exported agent.
+
+Writes into --out:
+  checkpoint.zip     SB3 checkpoint for --resume; loading it unpickles, so resume only your own runs
+  checkpoint.json    that checkpoint's step count, wall-clock seconds and league snapshots
+  agent.safetensors  the trained agent: agents.load(path, num_players) reads it without running code
+  config.json        every option, the rules options, package versions, the seed and the command
+  losses.csv         one row per PPO iteration: losses, rollout (env / policy) and update seconds, steps/s
+  evaluations.csv    the learning curve: win rates against heuristic and random-play by steps and wall-clock
+  tensorboard/       the same scalars: tensorboard --logdir OUT/tensorboard
+  league/            frozen snapshots of the learner (--opponent league)
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
+import json
 import os
+import platform
+import shlex
+import signal
+import sys
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import VecMonitor
+from stable_baselines3.common.logger import configure
+from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
+from tqdm import tqdm
 
 import agents
+import hpuno_env
 from agents.evaluate import win_rate
-from agents.trained import TrainedAgent
-from hpuno_env import HPUnoVecEnv
+from agents.league import League
+from agents.trained import TrainedAgent, export
+from hpuno_env import HPUnoVecEnv, RulesOptions
+from hpuno_env.encoding import observation_scale
+from hpuno_env.options import check_num_players
 
-parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-parser.add_argument("--players", type=int, default=2)
-parser.add_argument("--timesteps", type=int, default=300_000, help="learner decisions to train for")
-parser.add_argument("--envs", type=int, default=128, help="games in the batch")
-parser.add_argument("--opponent", default="random", help="random, heuristic, self, or a saved agent's path")
-parser.add_argument("--out", default="runs/ppo", help="folder for checkpoint.zip and agent.zip")
-parser.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.zip")
-parser.add_argument("--checkpoint-every", type=int, default=50_000)
-parser.add_argument("--eval-rounds", type=int, default=2000)
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
-torch.set_num_threads(1)
-os.makedirs(args.out, exist_ok=True)
-checkpoint_path = os.path.join(args.out, "checkpoint.zip")
+FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.load
+OPPONENT_CHOICES = (*FIXED_OPPONENTS, "self", "league")
+CURVE_OPPONENTS = ("heuristic", "random-play")  # the learning curve's fixed yardsticks
 
 
-def save_atomically(model, path: str) -> None:
-    """Write to a temporary file, then rename: a crash never leaves half a file at path."""
-    temporary = path + ".tmp.zip"
-    model.save(temporary)
-    os.replace(temporary, path)
+def option(default, help: str):
+    """A dataclass field whose help text becomes the command-line option's."""
+    return field(default=default, metadata={"help": help})
 
 
-class Checkpoint(BaseCallback):
-    def __init__(self, every: int):
+@dataclass
+class Args:
+    # ---- the game and the run
+    players: int = option(2, "seats per game (2..10)")
+    timesteps: int = option(300_000, "learner decisions to train for in all; a resumed run counts its checkpoint's")
+    envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
+    opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
+                                     "sampling), league (agents/league.py: snapshots of the learner, heuristic, random-play "
+                                     "and the live weights, drawn per game and seat), or a saved agent file's path")
+    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
+    out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
+    resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none); PPO settings are the checkpoint's")
+    seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
+    # ---- PPO
+    learning_rate: float = option(3e-4, "Adam step size")
+    n_steps: int = option(64, "decisions per game slot in each rollout (a rollout is n_steps * envs learner steps)")
+    batch_size: int = option(2048, "minibatch size of the update (capped at n_steps * envs)")
+    n_epochs: int = option(4, "passes over each rollout in the update")
+    gamma: float = option(0.995, "discount per learner decision")
+    gae_lambda: float = option(0.95, "GAE lambda")
+    clip_range: float = option(0.2, "PPO clip range")
+    ent_coef: float = option(0.01, "entropy bonus")
+    net_arch: str = option("256,256", "hidden layer sizes of the policy and value networks, comma-separated")
+    scale_observations: bool = option(False, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
+    threads: int = option(1, "torch threads (the engine is single-threaded; more threads rarely help small networks)")
+    # ---- checkpoints and evaluation
+    checkpoint_every: int = option(50_000, "learner steps between atomic checkpoints")
+    eval_every: int = option(100_000, "learner steps between evaluations against heuristic and random-play (0: only at the end)")
+    eval_rounds: int = option(400, "rounds per opponent in each periodic evaluation (one fixed set of rounds, seats rotated)")
+    final_rounds: int = option(2000, "rounds per cell of the final evaluation table")
+    hold_out: str = option("heuristic-v0", "a rule-based player kept out of training (out of the league even if it is a member) "
+                                           "and reported in the final table: play the agent never trained against (none: no such column)")
+    # ---- league (--opponent league)
+    league_rounds: int = option(200, "rounds per member when the league measures the learner for a snapshot")
+    league_margin: float = option(0.05, "a snapshot is added when the learner wins at least a fair share plus this "
+                                        "against the league's strongest frozen member")
+    progress: bool = option(True, "show a progress bar (steps, steps/s, ETA, latest evaluation)")
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    """Args from the command line, every option checked; a bad one exits with a message naming it."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    for spec in dataclasses.fields(Args):
+        flag = "--" + spec.name.replace("_", "-")
+        if spec.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default, help=spec.metadata["help"])
+        else:
+            kind = {"int": int, "float": float, "str": str}[spec.type]
+            parser.add_argument(flag, type=kind, default=spec.default, help=spec.metadata["help"], metavar=spec.name.upper())
+    args = Args(**vars(parser.parse_args(argv)))
+    problem = check_args(args)
+    if problem:
+        parser.error(problem)
+    return args
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module docstring as written, and every option's default after its help."""
+
+
+def check_args(args: Args) -> str | None:
+    """What is wrong with the options, or None."""
+    positive = ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "threads", "checkpoint_every", "eval_rounds",
+                "final_rounds", "league_rounds")
+    for name in positive:
+        if getattr(args, name) < 1:
+            return f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}"
+    for name in ("eval_every", "seed"):
+        if getattr(args, name) < 0:
+            return f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}"
+    try:
+        check_num_players(args.players)
+    except ValueError:
+        return f"--players must be in [2, 10], got {args.players}"
+    for name in ("learning_rate", "gamma", "gae_lambda", "clip_range"):
+        if not 0 < getattr(args, name) <= 1:
+            return f"--{name.replace('_', '-')} must be in (0, 1], got {getattr(args, name)}"
+    if not 0 <= args.league_margin < 1:
+        return f"--league-margin must be in [0, 1), got {args.league_margin}"
+    if args.ent_coef < 0:
+        return f"--ent-coef must be >= 0, got {args.ent_coef}"
+    if not all(part.strip().isdigit() and int(part) > 0 for part in args.net_arch.split(",")):
+        return f"--net-arch must be positive layer sizes separated by commas, e.g. 256,256, got {args.net_arch!r}"
+    try:
+        rules_options(args)
+    except (ValueError, TypeError) as error:
+        return f"--rules: {error}"
+    if args.opponent not in OPPONENT_CHOICES and args.opponent not in agents.available() and not os.path.isfile(args.opponent):
+        return f"--opponent must be one of {list(OPPONENT_CHOICES)}, a shipped agent {agents.available()} or an agent file, got {args.opponent!r}"
+    if args.hold_out != "none" and args.hold_out not in agents.BUILT_IN:
+        return f"--hold-out must be a rule-based player {sorted(agents.BUILT_IN)} or none, got {args.hold_out!r}"
+    if args.hold_out == args.opponent:
+        return f"--hold-out {args.hold_out} is also the --opponent: hold out another player, or none"
+    checkpoint = os.path.join(args.out, "checkpoint.zip")
+    if args.resume and not os.path.isfile(checkpoint):
+        return f"--resume: no checkpoint at {checkpoint} (train without --resume to start a new run there)"
+    return None
+
+
+def rules_options(args: Args) -> dict:
+    """The --rules JSON as a full, checked RulesOptions dict."""
+    try:
+        given = json.loads(args.rules)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error}): {args.rules!r}") from None
+    if not isinstance(given, dict):
+        raise ValueError(f"expected a JSON object like '{{\"uno_penalty\": 4}}', got {args.rules!r}")
+    return RulesOptions.from_kwargs(**given).as_dict()
+
+
+def write_atomically(path: str, write) -> None:
+    """``write(temporary_path)``, then rename over ``path``: a crash never leaves half a file at path."""
+    root, extension = os.path.splitext(path)
+    temporary = f"{root}.tmp{extension}"  # same folder, so os.replace is atomic; SB3 wants the .zip suffix
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def write_json(path: str, document: dict) -> None:
+    def write(temporary):
+        with open(temporary, "w") as file:
+            json.dump(document, file, indent=2, default=str)
+            file.write("\n")
+
+    write_atomically(path, write)
+
+
+class CsvLog:
+    """Rows appended to a CSV file with fixed columns (a resumed run appends to its own file)."""
+
+    def __init__(self, path: str, columns: list[str]):
+        self.path, self.columns = path, columns
+        if os.path.isfile(path) and os.path.getsize(path) > 0:
+            with open(path, newline="") as file:
+                header = next(csv.reader(file), [])
+            if header != columns:
+                raise SystemExit(f"{path} has columns {header}, not {columns} (written by another train.py?): move it away to resume")
+        else:
+            with open(path, "w", newline="") as file:
+                csv.writer(file).writerow(columns)
+
+    def write(self, row: dict) -> None:
+        with open(self.path, "a", newline="") as file:
+            csv.writer(file).writerow([_csv_value(row.get(column)) for column in self.columns])
+
+
+def _csv_value(value):
+    if value is None:
+        return ""
+    return f"{value:.6g}" if isinstance(value, float) else value
+
+
+class TimedVecEnv(VecEnvWrapper):
+    """Adds up the seconds spent stepping the games (engine and opponents): the env share of a rollout."""
+
+    def __init__(self, venv):
+        super().__init__(venv)
+        self.seconds = 0.0
+
+    def reset(self):
+        return self.venv.reset()
+
+    def step_wait(self):
+        started = time.perf_counter()
+        result = self.venv.step_wait()
+        self.seconds += time.perf_counter() - started
+        return result
+
+
+# What SB3's PPO update records as train/<name>, logged per iteration.
+UPDATE_COLUMNS = ["loss", "policy_gradient_loss", "value_loss", "entropy_loss", "approx_kl", "clip_fraction", "explained_variance", "learning_rate"]
+LOSS_COLUMNS = [
+    "timesteps", "wall_seconds", "rollout_seconds", "env_seconds", "update_seconds", "steps_per_second",
+    "train_win_rate", "ep_rew_mean", "ep_len_mean", *UPDATE_COLUMNS,
+]
+EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "opponent", "win_rate", "low", "high", "rounds", "truncated", "mean_points"]
+
+
+class Training(BaseCallback):
+    """Everything that happens while MaskablePPO learns: progress bar, timing split, logs,
+    periodic evaluation (and league snapshots), atomic checkpoints, stopping on Ctrl-C."""
+
+    def __init__(self, args: Args, learner: TrainedAgent, curve_opponents: dict, league: League | None, timed_env: TimedVecEnv,
+                 save_checkpoint, make_snapshot, wall_offset: float, rules: dict):
         super().__init__()
-        self.every, self.last = every, 0
+        self.args, self.learner, self.curve_opponents, self.league = args, learner, curve_opponents, league
+        self.timed_env, self.save_checkpoint, self.make_snapshot, self.rules = timed_env, save_checkpoint, make_snapshot, rules
+        self.losses = CsvLog(os.path.join(args.out, "losses.csv"), LOSS_COLUMNS)
+        self.evaluations = CsvLog(os.path.join(args.out, "evaluations.csv"), EVALUATION_COLUMNS)
+        self.started = time.perf_counter()
+        self.wall_offset = wall_offset  # seconds the run had taken before this process (a resume)
+        self.stop_requested = False
+        self.latest_evaluation: dict = {}
+        # seconds spent in this process: rollouts (of which stepping the games), updates, evaluations
+        self.rollout_seconds = self.env_seconds = self.update_seconds = self.eval_seconds = 0.0
+        self.steps_trained = 0
+        self._phase, self._phase_started, self._env_at_start, self._eval_at_start, self._steps_at_start = None, 0.0, 0.0, 0.0, 0
+        self._rollout, self._env = 0.0, 0.0
 
+    def wall_seconds(self) -> float:
+        return self.wall_offset + time.perf_counter() - self.started
+
+    # ---- Ctrl-C: the first asks to stop after this step (checkpoint saved by main), a second aborts
+    def request_stop(self, signum, frame) -> None:
+        self.stop_requested = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        tqdm.write("\nCtrl-C: stopping after this step and saving a checkpoint (Ctrl-C again aborts without saving)")
+
+    def _on_training_start(self) -> None:
+        self.next_checkpoint = self.num_timesteps + self.args.checkpoint_every
+        every = self.args.eval_every
+        self.next_evaluation = (self.num_timesteps // every + 1) * every if every else None
+        self.bar = tqdm(total=self.args.timesteps, initial=self.num_timesteps, unit="step", unit_scale=True, dynamic_ncols=True,
+                        smoothing=0.05, disable=not self.args.progress, desc="training")
+
+    # ---- timing: a PPO iteration is a rollout (env + policy) then an update
+    def _on_rollout_start(self) -> None:
+        now = time.perf_counter()
+        if self._phase == "update":
+            self._end_iteration(now)
+        self._phase, self._phase_started = "rollout", now
+        self._env_at_start, self._eval_at_start, self._steps_at_start = self.timed_env.seconds, self.eval_seconds, self.num_timesteps
+
+    def _on_rollout_end(self) -> None:
+        now = time.perf_counter()
+        self._rollout = now - self._phase_started - (self.eval_seconds - self._eval_at_start)
+        self._env = self.timed_env.seconds - self._env_at_start
+        self._phase, self._phase_started = "update", now
+
+    def _end_iteration(self, now: float) -> None:
+        """The update that just finished closes an iteration: add up its seconds and log its row."""
+        update = now - self._phase_started
+        steps = self.num_timesteps - self._steps_at_start
+        self.rollout_seconds += self._rollout
+        self.env_seconds += self._env
+        self.update_seconds += update
+        self.steps_trained += steps
+        values = self.logger.name_to_value  # the update's losses, not yet dumped
+        episodes = list(self.model.ep_info_buffer)
+        row = {
+            "timesteps": self.num_timesteps, "wall_seconds": self.wall_seconds(), "rollout_seconds": self._rollout,
+            "env_seconds": self._env, "update_seconds": update, "steps_per_second": steps / max(self._rollout + update, 1e-9),
+            "train_win_rate": float(np.mean([e["r"] > 0 for e in episodes])) if episodes else None,
+            "ep_rew_mean": float(np.mean([e["r"] for e in episodes])) if episodes else None,
+            "ep_len_mean": float(np.mean([e["l"] for e in episodes])) if episodes else None,
+        }
+        for column in UPDATE_COLUMNS:
+            row[column] = values.get(f"train/{column}")
+        self.losses.write(row)
+        for key in ("rollout_seconds", "env_seconds", "update_seconds", "steps_per_second"):
+            self.logger.record(f"time/{key}", row[key])
+        if row["train_win_rate"] is not None:
+            self.logger.record("rollout/train_win_rate", row["train_win_rate"])
+
+    def _on_training_end(self) -> None:
+        now = time.perf_counter()
+        if self._phase == "update":  # learn() ended after an update
+            self._end_iteration(now)
+        elif self._phase == "rollout":  # stopped mid-rollout (Ctrl-C): count what was played
+            self.rollout_seconds += now - self._phase_started - (self.eval_seconds - self._eval_at_start)
+            self.env_seconds += self.timed_env.seconds - self._env_at_start
+            self.steps_trained += self.num_timesteps - self._steps_at_start
+        self._phase = None
+        self.bar.close()
+
+    # ---- every vector step
     def _on_step(self) -> bool:
-        if self.num_timesteps - self.last >= self.every:
-            self.last = self.num_timesteps
-            save_atomically(self.model, checkpoint_path)
-        return True
+        self.bar.update(self.training_env.num_envs)
+        if self.next_evaluation is not None and self.num_timesteps >= self.next_evaluation:
+            self.next_evaluation += self.args.eval_every
+            self.evaluate()
+        if self.num_timesteps >= self.next_checkpoint:
+            self.next_checkpoint = self.num_timesteps + self.args.checkpoint_every
+            self.save_checkpoint(self.wall_seconds())
+        return not self.stop_requested
+
+    def evaluate(self) -> None:
+        """The learning curve's point (and, in a league, a snapshot if the learner has earned one)."""
+        started = time.perf_counter()
+        for name, opponent in self.curve_opponents.items():
+            result = win_rate(self.learner, opponent, self.args.players, rounds=self.args.eval_rounds, seed=self.args.seed + 1000, **self.rules)
+            self.latest_evaluation[name] = result["win_rate"]
+            self.evaluations.write({"timesteps": self.num_timesteps, "wall_seconds": self.wall_seconds(), "opponent": name, **result})
+            self.logger.record(f"eval/win_rate_{name}", result["win_rate"])
+        if self.league is not None:
+            verdict = self.league.consider_snapshot(self.learner, self.make_snapshot, rounds=self.args.league_rounds,
+                                                    seed=self.args.seed + 2000, margin=self.args.league_margin, **self.rules)
+            self.logger.record("league/snapshots", self.league.snapshots_added)
+            if verdict["added"]:
+                tqdm.write(f"league: {verdict['added']} added at {self.num_timesteps} steps (beat {verdict['strongest']} "
+                           f"{verdict['results'][verdict['strongest']]['win_rate']:.1%})")
+        self.bar.set_postfix_str("  ".join(f"{name} {rate:.0%}" for name, rate in self.latest_evaluation.items()))
+        self.eval_seconds += time.perf_counter() - started
 
 
-# ---- environment: the learner takes a random seat each round; opponents play inside the batch
-opponent = None if args.opponent == "self" else agents.load(args.opponent, num_players=args.players, seed=args.seed + 1)
-env = VecMonitor(HPUnoVecEnv(num_envs=args.envs, num_players=args.players, learner_seat="random", opponent=opponent, seed=args.seed))
+def evaluation_table(players: dict, opponents: dict, num_players: int, rounds: int, seed: int, rules: dict) -> dict:
+    """{player: {opponent: win_rate result}}: each player in a rotating seat, the opponent in all the others."""
+    return {
+        row: {column: win_rate(player, opponent, num_players, rounds=rounds, seed=seed, **rules) for column, opponent in opponents.items()}
+        for row, player in players.items()
+    }
 
-# ---- model: resume from the checkpoint, or start fresh
-if args.resume and os.path.exists(checkpoint_path):
-    model = MaskablePPO.load(checkpoint_path, env=env, device="cpu")
-    print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps")
-else:
-    model = MaskablePPO(
-        "MlpPolicy", env, n_steps=64, batch_size=min(2048, 64 * args.envs), n_epochs=4, learning_rate=3e-4, gamma=0.995,
-        ent_coef=0.01, policy_kwargs={"net_arch": [256, 256]}, seed=args.seed, device="cpu", verbose=0,
-    )
-if args.opponent == "self":
-    env.venv.set_opponent(TrainedAgent(model, args.players, deterministic=False))
 
-# ---- train, with atomic checkpoints
-started = time.time()
-remaining = max(0, args.timesteps - model.num_timesteps)
-model.learn(remaining, callback=Checkpoint(args.checkpoint_every), reset_num_timesteps=not args.resume, progress_bar=False)
-save_atomically(model, checkpoint_path)
-agent_path = os.path.join(args.out, "agent.zip")
-save_atomically(model, agent_path)
-print(f"trained {model.num_timesteps} steps in {time.time() - started:.0f} s; saved {agent_path}")
+def format_table(table: dict, num_players: int) -> str:
+    columns = list(next(iter(table.values())))
+    width = max(len(row) for row in table) + 2
+    lines = [f"{'':{width}s}" + "".join(f"{'vs ' + column:>22s}" for column in columns)]
+    for row, results in table.items():
+        cells = "".join(f"{r['win_rate']:7.1%} [{r['low']:5.1%}-{r['high']:5.1%}]".rjust(22) for r in results.values())
+        lines.append(f"{row:{width}s}{cells}")
+    lines.append(f"(win rate [95% interval]; a fair share is {1 / num_players:.0%})")
+    return "\n".join(lines)
 
-# ---- how it plays
-trained = TrainedAgent(model, args.players)
-print(f"\nwin rate over {args.eval_rounds} rounds, {args.players} players (a fair share is {1 / args.players:.0%}):")
-for name in ("random", "heuristic"):
-    against = agents.load(name, num_players=args.players, seed=args.seed + 7)
-    result = win_rate(trained, against, args.players, rounds=args.eval_rounds, seed=args.seed + 100)
-    baseline = win_rate(agents.load("heuristic", args.players, seed=3), against, args.players, rounds=args.eval_rounds, seed=args.seed + 100)
-    print(f"  vs {name:9s}: trained {result['win_rate']:.1%}   (heuristic player: {baseline['win_rate']:.1%})")
+
+def resume_command(argv: list[str]) -> str:
+    return shlex.join(["python", "train.py", *[a for a in argv if a not in ("--resume", "--no-resume")], "--resume"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    rules = rules_options(args)
+    scale = observation_scale(args.players) if args.scale_observations else None
+
+    # ---- output folder and config.json
+    os.makedirs(os.path.join(args.out, "league"), exist_ok=True)
+    checkpoint_path = os.path.join(args.out, "checkpoint.zip")
+    state_path = os.path.join(args.out, "checkpoint.json")
+    state = {}
+    if args.resume and os.path.isfile(state_path):
+        with open(state_path) as file:
+            state = json.load(file)
+    from importlib.metadata import version
+
+    import stable_baselines3
+
+    config = {
+        "options": dataclasses.asdict(args), "rules_options": rules, "seed": args.seed, "command": shlex.join(["python", "train.py", *argv]),
+        "versions": {"hpuno-env": hpuno_env.__version__, "sb3-contrib": version("sb3-contrib"),
+                     "stable-baselines3": stable_baselines3.__version__, "torch": torch.__version__, "numpy": np.__version__,
+                     "python": platform.python_version()},
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+    # ---- environment: the learner takes a random seat each round; opponents play inside the batch
+    game_env = HPUnoVecEnv(num_envs=args.envs, num_players=args.players, learner_seat="random", seed=args.seed,
+                           scale_observations=args.scale_observations, **rules)
+    timed_env = TimedVecEnv(game_env)
+    env = VecMonitor(timed_env)
+
+    # ---- model: resume from the checkpoint, or start fresh
+    if args.resume:
+        try:
+            model = MaskablePPO.load(checkpoint_path, env=env, device="cpu")
+        except ValueError as error:  # e.g. observation spaces differ: another --players or --scale-observations
+            print(f"error: cannot resume {checkpoint_path} with these options: {error}", file=sys.stderr)
+            return 2
+        config["resumed_from_timesteps"] = model.num_timesteps
+        print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (PPO settings are the checkpoint's)")
+    else:
+        model = MaskablePPO(
+            "MlpPolicy", env, n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
+            learning_rate=args.learning_rate, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+            ent_coef=args.ent_coef, policy_kwargs={"net_arch": [int(size) for size in args.net_arch.split(",")]},
+            seed=args.seed, device="cpu", verbose=0,
+        )
+    model.set_logger(configure(os.path.join(args.out, "tensorboard"), ["tensorboard"]))
+    write_json(os.path.join(args.out, "config.json"), config)
+
+    # ---- opponents
+    def live_agent(deterministic: bool, seed: int | None = None) -> TrainedAgent:
+        return TrainedAgent.from_model(model, args.players, deterministic, seed=seed, observation_scale=scale)
+
+    held_out = None if args.hold_out == "none" else args.hold_out
+    league = None
+    if args.opponent == "league":
+        league = League(args.players, latest=live_agent(False, args.seed + 1), held_out=held_out, seed=args.seed + 1)
+        for name in state.get("league_snapshots", []):
+            league.add_snapshot(TrainedAgent.load(os.path.join(args.out, "league", name + ".safetensors"), args.players, deterministic=False), name)
+        league.snapshots_added = state.get("snapshots_added", 0)
+        league.install(game_env)
+    elif args.opponent == "self":
+        game_env.set_opponent(live_agent(False, args.seed + 1))
+    else:
+        game_env.set_opponent(agents.load(args.opponent, num_players=args.players, seed=args.seed + 1))
+
+    def make_snapshot(name: str) -> TrainedAgent:
+        path = os.path.join(args.out, "league", name + ".safetensors")
+        export(model, path, num_players=args.players, rules_options=rules, observation_scale=scale, training={"league_snapshot": name})
+        return TrainedAgent.load(path, args.players, seed=args.seed + model.num_timesteps, deterministic=False)
+
+    def save_checkpoint(wall_seconds: float) -> None:
+        write_atomically(checkpoint_path, model.save)
+        snapshots = [m.name for m in league.members if m.group == "snapshots"] if league else []
+        write_json(state_path, {"timesteps": model.num_timesteps, "wall_seconds": wall_seconds, "league_snapshots": snapshots,
+                                "snapshots_added": league.snapshots_added if league else 0})
+
+    # ---- train: progress bar, logs, evaluations, checkpoints; Ctrl-C stops after the current step
+    curve_opponents = {name: agents.load(name, num_players=args.players, seed=args.seed + 7) for name in CURVE_OPPONENTS}
+    training = Training(args, live_agent(True), curve_opponents, league, timed_env, save_checkpoint, make_snapshot,
+                        wall_offset=state.get("wall_seconds", 0.0), rules=rules)
+    signal.signal(signal.SIGINT, training.request_stop)
+    remaining = max(0, args.timesteps - model.num_timesteps)
+    print(f"training {remaining} steps: {args.players} players, {args.envs} games, opponent {args.opponent}, output {args.out}", flush=True)
+    model.learn(remaining, callback=training, reset_num_timesteps=not args.resume, log_interval=1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    save_checkpoint(training.wall_seconds())
+    if training.stop_requested:
+        print(f"interrupted at {model.num_timesteps} steps; checkpoint saved to {checkpoint_path}\n"
+              f"resume with: {resume_command(argv)}", flush=True)
+        return 130
+
+    # ---- speed: learner steps per second end to end, split between rollout (env / policy) and update
+    busy = training.rollout_seconds + training.update_seconds
+    timing = {
+        "steps": training.steps_trained, "rollout_seconds": training.rollout_seconds, "env_seconds": training.env_seconds,
+        "update_seconds": training.update_seconds, "evaluation_seconds": training.eval_seconds,
+        "steps_per_second": training.steps_trained / busy if busy else None,
+    }
+    print(f"trained {model.num_timesteps} steps; saved {checkpoint_path}")
+    if busy:
+        print(f"learner steps/s: {timing['steps_per_second']:,.0f} end to end ({training.steps_trained} steps in {busy:.1f} s: "
+              f"rollout {training.rollout_seconds / busy:.0%} [games {training.env_seconds / busy:.0%}, policy "
+              f"{(training.rollout_seconds - training.env_seconds) / busy:.0%}], update {training.update_seconds / busy:.0%}; "
+              f"evaluations took {training.eval_seconds:.1f} s more)")
+        model.logger.record("time/learner_steps_per_second", timing["steps_per_second"])
+        model.logger.dump(model.num_timesteps)
+
+    # ---- the final table: this agent, the shipped champions and the heuristic, against the fixed players
+    rows = {"this run": live_agent(True)}
+    for name in agents.available():
+        if name not in agents.BUILT_IN:
+            try:
+                rows[name] = agents.load(name, num_players=args.players, seed=args.seed)
+            except ValueError:  # a champion made for another player count
+                pass
+    rows["heuristic"] = agents.load("heuristic", num_players=args.players, seed=args.seed + 3)
+    columns = [*FIXED_OPPONENTS, *([held_out] if held_out and held_out not in FIXED_OPPONENTS else [])]
+    opponents = {name: agents.load(name, num_players=args.players, seed=args.seed + 7) for name in columns}
+    table = evaluation_table(rows, opponents, args.players, args.final_rounds, args.seed + 3000, rules)
+    print(f"\nwin rate over {args.final_rounds} rounds per cell, {args.players} players, seats rotated"
+          + (f" ({held_out} was held out of training)" if held_out else "") + ":")
+    print(format_table(table, args.players))
+
+    # ---- the agent: weights and JSON metadata, loadable without running code
+    agent_path = os.path.join(args.out, "agent.safetensors")
+    summary = {row: {column: {k: r[k] for k in ("win_rate", "low", "high", "rounds")} for column, r in cells.items()} for row, cells in table.items()}
+    export(model, agent_path, num_players=args.players, rules_options=rules, observation_scale=scale,
+           training={"command": config["command"], "config": config, "timing": timing}, evaluation={"rounds": args.final_rounds, "table": summary["this run"]})
+    print(f"\nagent: {agent_path}  (agents.load({agent_path!r}, num_players={args.players}))")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

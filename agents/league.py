@@ -154,9 +154,10 @@ class League:
         """Members that do not change as the learner trains: rule-based players and snapshots."""
         return [member for member in self.members if member.group != "latest"]
 
-    def consider_snapshot(self, learner, make_snapshot: Callable[[], object], rounds: int = 400, seed: int | None = 0,
+    def consider_snapshot(self, learner, make_snapshot: Callable[[str], object], rounds: int = 400, seed: int | None = 0,
                           margin: float = 0.05, **rule_options) -> dict:
-        """Measure ``learner`` against every frozen member; add ``make_snapshot()`` if it beats the strongest by ``margin``.
+        """Measure ``learner`` against every frozen member; if it beats the strongest by ``margin``,
+        add ``make_snapshot(name)`` (a frozen copy of the learner, e.g. saved under that name).
 
         Returns ``{"results": {name: win_rate dict}, "strongest": name, "added": name or None}``.
         """
@@ -169,5 +170,8 @@ class League:
         }
         strongest = min(results, key=lambda name: results[name]["win_rate"]) if results else None
         beaten = strongest is None or (results[strongest]["win_rate"] >= fair + margin and results[strongest]["low"] > fair)
-        added = self.add_snapshot(make_snapshot()).name if beaten else None
+        added = None
+        if beaten:
+            name = f"snapshot-{self.snapshots_added + 1}"
+            added = self.add_snapshot(make_snapshot(name), name).name
         return {"results": results, "strongest": strongest, "added": added}

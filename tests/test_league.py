@@ -105,11 +105,11 @@ def test_bad_league_options_are_refused(kwargs, message):
 
 def test_a_snapshot_is_added_only_when_the_learner_beats_the_strongest_member():
     league = League(num_players=2, rule_based=("random-play",), seed=0)
-    weak = league.consider_snapshot(agents.load("random", 2, seed=1), make_snapshot=lambda: UniformRandomPolicy(2), rounds=100, seed=2, max_turns=2000)
+    weak = league.consider_snapshot(agents.load("random", 2, seed=1), make_snapshot=lambda name: UniformRandomPolicy(2), rounds=100, seed=2, max_turns=2000)
     assert weak["added"] is None and weak["strongest"] == "random-play" and weak["results"]["random-play"]["win_rate"] < 0.5
-    strong = league.consider_snapshot(agents.load("heuristic", 2, seed=1), make_snapshot=lambda: UniformRandomPolicy(2), rounds=100, seed=2)
+    strong = league.consider_snapshot(agents.load("heuristic", 2, seed=1), make_snapshot=lambda name: UniformRandomPolicy(2), rounds=100, seed=2)
     assert strong["added"] == "snapshot-1" and strong["results"]["random-play"]["low"] > 0.5
     assert league.names == ["random-play", "snapshot-1"]
     # the snapshot (uniform random) is now in the pool, but the strongest is still random-play
-    again = league.consider_snapshot(agents.load("heuristic", 2, seed=1), make_snapshot=lambda: UniformRandomPolicy(2), rounds=100, seed=2)
+    again = league.consider_snapshot(agents.load("heuristic", 2, seed=1), make_snapshot=lambda name: UniformRandomPolicy(2), rounds=100, seed=2)
     assert set(again["results"]) == {"random-play", "snapshot-1"} and again["strongest"] == "random-play"

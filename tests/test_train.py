@@ -1,34 +1,159 @@
-"""train.py end to end, small: it trains, checkpoints atomically, resumes and reports."""
+"""train.py as a tool: a tiny run writes everything, Ctrl-C leaves a checkpoint that --resume continues, bad options are refused."""
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import importlib.util
+import json
 import os
 import pathlib
+import re
+import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 import agents
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# Small and quick: rounds capped at 500 decisions so an untrained greedy player cannot stall the evaluations.
+TINY = ["--envs", "16", "--n-steps", "32", "--eval-rounds", "10", "--final-rounds", "10", "--rules", '{"max_turns": 500}', "--no-progress"]
 
 
-def run_train(*args):
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "train.py"), *args], capture_output=True, text=True, timeout=600, cwd=ROOT
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
+def load_train_module():
+    spec = importlib.util.spec_from_file_location("train_script", ROOT / "train.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+train = load_train_module()
+
+
+def run_train(*args) -> str:
+    result = subprocess.run([sys.executable, str(ROOT / "train.py"), *args], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     return result.stdout
 
 
-def test_train_checkpoints_resumes_and_reports(tmp_path):
+def read_csv(path) -> list[dict]:
+    with open(path, newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def test_a_tiny_run_logs_evaluates_and_exports_a_safe_agent(tmp_path):
     out = tmp_path / "run"
-    common = ["--envs", "16", "--eval-rounds", "40", "--checkpoint-every", "512", "--out", str(out)]
-    first = run_train("--timesteps", "1024", *common)
-    assert "win rate" in first and "vs random" in first and "vs heuristic" in first
-    assert (out / "checkpoint.zip").exists() and (out / "agent.zip").exists()
-    assert not any(name.endswith(".tmp.zip") for name in os.listdir(out))  # nothing half-written left behind
-    second = run_train("--timesteps", "2048", "--resume", *common)
-    assert "resumed from" in second and "at 1024 steps" in second
-    assert "trained 2048 steps" in second
-    policy = agents.load(str(out / "agent.zip"), num_players=2)
-    assert policy.model.num_timesteps == 2048
+    stdout = run_train("--timesteps", "1024", "--eval-every", "512", "--checkpoint-every", "256", "--out", str(out), *TINY)
+
+    config = json.loads((out / "config.json").read_text())
+    assert set(config["options"]) == {spec.name for spec in dataclasses.fields(train.Args)}
+    assert config["rules_options"]["max_turns"] == 500 and config["rules_options"]["uno_penalty"] == 2  # every option, given or default
+    assert config["seed"] == 0 and config["versions"]["hpuno-env"]
+    losses = read_csv(out / "losses.csv")
+    assert [int(row["timesteps"]) for row in losses] == [512, 1024]  # one row per iteration (32 steps x 16 games)
+    assert all(float(row["update_seconds"]) > 0 and row["value_loss"] and row["entropy_loss"] for row in losses)
+    curve = read_csv(out / "evaluations.csv")
+    assert [(row["timesteps"], row["opponent"]) for row in curve] == [("512", "heuristic"), ("512", "random-play"), ("1024", "heuristic"), ("1024", "random-play")]
+    assert float(curve[0]["wall_seconds"]) < float(curve[2]["wall_seconds"]) and all(row["rounds"] == "10" for row in curve)
+    assert any(name.startswith("events.out.tfevents") for name in os.listdir(out / "tensorboard"))
+
+    assert re.search(r"learner steps/s: [\d,]+ end to end .*rollout \d+% \[games \d+%, policy \d+%\], update \d+%", stdout)
+    table = stdout[stdout.index("win rate over 10 rounds"):]
+    champions = [name for name in agents.available() if name not in agents.BUILT_IN and name.endswith("_2p")]
+    for row in ["this run", "heuristic", *champions]:
+        assert re.search(rf"^{row} +\d+\.\d%", table, re.M), (row, table)
+    assert "vs random-play" in table and "vs heuristic-v0" in table and "(heuristic-v0 was held out of training)" in table
+
+    agent = agents.load(str(out / "agent.safetensors"), num_players=2)
+    metadata = agent.describe()
+    assert metadata["training"]["timesteps"] == 1024 and metadata["rules_options"]["max_turns"] == 500
+    assert set(metadata["evaluation"]["table"]) == {"random", "random-play", "heuristic", "heuristic-v0"}
+    assert sorted(os.listdir(out)) == ["agent.safetensors", "checkpoint.json", "checkpoint.zip", "config.json", "evaluations.csv",
+                                       "league", "losses.csv", "tensorboard"]  # nothing half-written left behind
+
+
+def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_continues_from_its_step_count(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), "--timesteps", "10000000", "--eval-every", "0", "--checkpoint-every", "512", "--out", str(out), *TINY],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    deadline = time.monotonic() + 300
+    while not (out / "checkpoint.json").exists():  # the first periodic checkpoint: training is under way
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stdout + stderr
+    steps = int(re.search(r"interrupted at (\d+) steps", stdout).group(1))
+    assert steps >= 512 and "resume with: python train.py" in stdout and "--resume" in stdout
+    assert MaskablePPO.load(out / "checkpoint.zip", device="cpu").num_timesteps == steps
+    assert json.loads((out / "checkpoint.json").read_text())["timesteps"] == steps
+
+    resumed = run_train("--timesteps", str(steps + 512), "--eval-every", "0", "--out", str(out), "--resume", *TINY)
+    assert f"resumed from {out / 'checkpoint.zip'} at {steps} steps" in resumed
+    total = int(re.search(r"trained (\d+) steps", resumed).group(1))
+    assert steps + 512 <= total < steps + 1024  # whole rollouts of 512 steps
+    assert agents.load(str(out / "agent.safetensors"), num_players=2).describe()["training"]["timesteps"] == total
+
+
+def test_help_explains_every_option_and_its_default(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train.parse_args(["--help"])
+    assert exit_.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for spec in dataclasses.fields(train.Args):
+        flag = "--" + spec.name.replace("_", "-")
+        described = " ".join(spec.metadata["help"].split())
+        assert re.search(rf"{flag}\b.*?{re.escape(described[:30])}.*?\(default: {re.escape(str(spec.default))}\)", text), flag
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--timesteps", "0"], "--timesteps must be a positive integer, got 0"),
+    (["--timesteps", "-5"], "--timesteps must be a positive integer"),
+    (["--envs", "0"], "--envs must be a positive integer"),
+    (["--envs", "-2"], "--envs must be a positive integer"),
+    (["--players", "11"], "--players must be in [2, 10]"),
+    (["--gamma", "1.5"], "--gamma must be in (0, 1]"),
+    (["--net-arch", "256,x"], "--net-arch"),
+    (["--rules", "{uno"], "--rules: not JSON"),
+    (["--rules", '{"uno_penalt": 3}'], "unknown rules option(s) ['uno_penalt']"),
+    (["--rules", '{"uno_penalty": -1}'], "uno_penalty"),
+    (["--opponent", "nobody"], "--opponent must be one of"),
+    (["--hold-out", "ppo_2p"], "--hold-out must be a rule-based player"),
+    (["--opponent", "heuristic", "--hold-out", "heuristic"], "--hold-out heuristic is also the --opponent"),
+])
+def test_bad_options_are_refused_naming_them(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train.parse_args(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_resume_without_a_checkpoint_is_an_error_naming_the_path(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train.parse_args(["--resume", "--out", str(tmp_path / "empty")])
+    assert exit_.value.code == 2
+    assert f"no checkpoint at {tmp_path / 'empty' / 'checkpoint.zip'}" in capsys.readouterr().err
+    assert not (tmp_path / "empty").exists()  # nothing created
+
+
+def test_checkpoints_are_replaced_atomically(tmp_path):
+    path = tmp_path / "checkpoint.zip"
+    path.write_bytes(b"the previous checkpoint")
+
+    def crash_half_way(temporary):
+        with open(temporary, "wb") as file:
+            file.write(b"half a ")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train.write_atomically(str(path), crash_half_way)
+    assert path.read_bytes() == b"the previous checkpoint" and os.listdir(tmp_path) == ["checkpoint.zip"]
+    train.write_atomically(str(path), lambda temporary: pathlib.Path(temporary).write_bytes(b"the new one"))
+    assert path.read_bytes() == b"the new one" and os.listdir(tmp_path) == ["checkpoint.zip"]
