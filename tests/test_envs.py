@@ -352,8 +352,9 @@ import hpuno_env
 for module in pkgutil.iter_modules(hpuno_env.__path__):
     try:
         importlib.import_module("hpuno_env." + module.name)
-    except ModuleNotFoundError as error:  # an optional extra that is not installed here
-        if error.name.split(".")[0] in ("hpuno_env", "agents"):
+    except ImportError as error:  # an optional extra that is not installed here (ray for hpuno_env.rllib)
+        missing = error if isinstance(error, ModuleNotFoundError) else error.__cause__
+        if not isinstance(missing, ModuleNotFoundError) or missing.name.split(".")[0] in ("hpuno_env", "agents"):
             raise
 for make in (hpuno_env.HPUnoVecEnv, hpuno_env.HPUnoGymVectorEnv):
     env = make(num_envs=2, num_players=2, seed=0)
