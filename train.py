@@ -68,7 +68,7 @@ def option(default, help: str):
 class Args:
     # ---- the game and the run
     players: int = option(2, "seats per game (2..10)")
-    timesteps: int = option(300_000, "learner decisions to train for in all; a resumed run counts its checkpoint's")
+    timesteps: int = option(300_000, "learner decisions to train for in all, rounded up to whole rollouts; a resumed run counts its checkpoint's")
     envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
     opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
                                      "sampling), league (agents/league.py: snapshots of the learner, heuristic, random-play "
