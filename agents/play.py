@@ -1,0 +1,286 @@
+"""``python -m agents.play``: a person plays Harry Potter UNO in the terminal against the agents.
+
+    python -m agents.play --players 3 --opponents heuristic,ppo_2p --seed 1
+
+The person sits in ``--seat`` (0 by default); ``--opponents`` names the
+agents in the other seats, from the person's left (one name fills every
+other seat). Any name ``agents.load`` takes works, and ``human`` is a player
+too (people sharing the keyboard: the table is shown from the side of
+whoever is to act). A whole match is played (``episode="match"`` unless a
+``--rule episode=round`` asks for one round), rounds until ``target_score``.
+
+At each of the person's decisions the table is shown as that seat sees it
+(the ANSI picture of ``hpuno_env.render``, in colour on a terminal): the top
+card and colour, every hand's size, the person's own hand, and any hand a
+challenge showed them; then the legal actions, numbered. The answer is a
+number, a label (``play:red:7``, or just ``red:7``), or ``q`` to quit; other
+answers are explained and asked again. What everybody does is told as it
+happens (a card someone else draws stays hidden), and the scores after each
+round. When the match ends, on ``q`` or at the end of the input, the game
+record (``hpuno_env.records``) is saved to ``--record`` (by default
+``hpuno-game-<date>-<time>.json`` here): ``python -m hpuno_env.replay FILE``
+shows it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from hpuno_env import ACTION_LABELS, VectorEngine, kernel
+from hpuno_env.cards import CARD_LABELS, CHALLENGE, CATCH, TARGET_BASE
+from hpuno_env.records import Recorder, save_record
+from hpuno_env.render import describe_events, render_ansi
+from hpuno_env.replay import terminal_supports_color
+
+from . import load
+from .tournament import parse_rules
+
+HUMAN = "human"
+QUIT_WORDS = ("q", "quit", "exit")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.play",
+        description="Play a Harry Potter UNO match in the terminal against agents. "
+        "Answer with the number or the label of an action; q quits (the game record is saved).",
+    )
+    parser.add_argument("--players", type=int, default=2, help="seats at the table, 2..10 (default 2)")
+    parser.add_argument("--opponents", default="heuristic", metavar="A[,B...]",
+                        help="the other seats' players, from your left: one name for all of them, or one per seat "
+                        "(names of agents.load, a saved agent file, or human); default heuristic")
+    parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the cards and the agents (default: a fresh game each time)")
+    parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
+                        help="a rules option, repeatable, e.g. --rule target_score=100 --rule uno_penalty=4 "
+                        "(default episode=match: a whole match)")
+    parser.add_argument("--record", metavar="PATH", help="where to save the game record (default hpuno-game-<date>-<time>.json)")
+    return parser
+
+
+def seat_names(num_players: int, seat: int, opponents: str) -> list[str]:
+    """Who sits where: ``human`` in ``seat``, the opponents from its left on."""
+    names = [name.strip() for name in opponents.split(",")]
+    if not all(names):
+        raise ValueError(f"--opponents must be comma-separated names, got {opponents!r}")
+    if len(names) == 1:
+        names = names * (num_players - 1)
+    if len(names) != num_players - 1:
+        raise ValueError(f"--opponents needs one name, or {num_players - 1} names (one per other seat), got {len(names)}")
+    table = [HUMAN] * num_players
+    for offset, name in enumerate(names, start=1):
+        table[(seat + offset) % num_players] = name
+    return table
+
+
+class Table:
+    """One match between people at this terminal and agents, told as it goes."""
+
+    def __init__(self, names: list[str], engine: VectorEngine, policies: dict, seed: int | None, out=sys.stdout, ask=None):
+        self.names = names
+        self.engine = engine
+        self.policies = policies
+        self.out = out
+        self.ask = ask or read_answer
+        self.agents = engine.agents
+        humans = [seat for seat, name in enumerate(names) if name == HUMAN]
+        # A card drawn by a person is named only when one person plays (people sharing a
+        # screen would otherwise see each other's draws).
+        self.narrated_viewer = humans[0] if len(humans) == 1 else None
+        self.color = terminal_supports_color(out)
+        self.seed = seed
+        self.recorder = Recorder(engine, seed=seed, players=names)
+        self._action = np.zeros(1, np.int64)
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.out, flush=True)
+
+    def who(self, seat: int) -> str:
+        name = self.names[seat]
+        if name == HUMAN:
+            return f"{self.agents[seat]} (you)" if self.narrated_viewer == seat else f"{self.agents[seat]} (human)"
+        return f"{self.agents[seat]} ({name})"
+
+    def play(self, options: dict | None = None) -> str:
+        """Play until the match ends or a person quits; returns "over" or "quit".
+        ``options`` go to the engine's ``reset`` (a stacked ``"deck"``, a ``"dealer"``)."""
+        self.engine.reset(seed=self.seed, options=options)
+        self.recorder.after_reset()
+        self.say("Seats: " + ", ".join(self.who(seat) for seat in range(len(self.names))))
+        options = self.engine.options
+        goal = f"a match to {options.target_score} points" if options.episode == "match" else "one round"
+        self.say(f"Playing {goal}. Answer with a number or a label; q quits.")
+        self.narrate()
+        while self.engine.state.phase[0] != kernel.OVER:
+            seat = int(self.engine.current_player[0])
+            if self.names[seat] == HUMAN:
+                action = self.ask_person(seat)
+                if action is None:
+                    return "quit"
+            else:
+                action = int(self.policies[seat].act(self.engine.observe(), self.engine.legal_mask())[0])
+            self._action[0] = action
+            self.engine.step(self._action)
+            self.recorder.after_step(self._action)
+            self.narrate()
+        return "over"
+
+    def record(self) -> dict:
+        """The game so far: the finished match, or the one in progress."""
+        current = self.recorder.current_record()
+        return current if current is not None else self.recorder.records[-1]
+
+    # ------------------------------------------------------------ telling what happened
+
+    def narrate(self) -> None:
+        """The last step's events in words; the scores when a round ended (before the next deal)."""
+        events = self.engine.events(0)
+        ends = [i for i, event in enumerate(events) if event[0] == kernel.EV_ROUND_END]
+        split = ends[-1] + 1 if ends else 0
+        for line in describe_events(events[:split], self.agents, self.narrated_viewer):
+            self.say(f"  {line}")
+        if ends:
+            self.show_scores()
+        for line in describe_events(events[split:], self.agents, self.narrated_viewer):
+            self.say(f"  {line}")
+
+    def show_scores(self) -> None:
+        state = self.engine.game_state(0)
+        options = self.engine.options
+        ended = state["round"] - (state["phase"] != "over")
+        self.say(f"--- scores after round {ended} ({options.scoring} scoring, match to {options.target_score}) ---")
+        width = max(len(self.who(seat)) for seat in range(len(self.names)))
+        for seat, agent in enumerate(self.agents):
+            self.say(f"  {self.who(seat):<{width}}  {state['scores'][agent]:5d}")
+
+    # ------------------------------------------------------------ asking a person
+
+    def ask_person(self, seat: int) -> int | None:
+        """Show the table to seat and read its choice; None when it quits (or the input ends)."""
+        state = self.engine.game_state(0)
+        agent = self.agents[seat]
+        self.say()
+        self.say(render_ansi(state, agent, [], color=self.color))
+        for line in self.revealed_hands(seat):
+            self.say(line)
+        legal = [int(a) for a in np.flatnonzero(self.engine.legal_mask()[0])]
+        self.say(f"{agent}, your move ({self.phase_hint(seat, state['phase'])}):")
+        for number, action in enumerate(legal, start=1):
+            self.say(f"  {number:2d}  {ACTION_LABELS[action]}{self.action_note(seat, action)}")
+        while True:
+            try:
+                answer = self.ask("number, label or q > ")
+            except EOFError:
+                self.say("(end of input)")
+                return None
+            choice, problem = parse_answer(answer, legal)
+            if problem is None:
+                return choice
+            if problem == "quit":
+                return None
+            self.say(problem)
+
+    def revealed_hands(self, seat: int) -> list[str]:
+        """Hands a challenge showed seat this round (as they were when shown)."""
+        state = self.engine.state
+        lines = []
+        for owner in range(len(self.names)):
+            if owner != seat and state.revealed_seen[0, seat, owner]:
+                cards = np.repeat(np.arange(len(CARD_LABELS)), state.revealed[0, seat, owner])
+                shown = " ".join(CARD_LABELS[c] for c in cards)
+                lines.append(f"{self.agents[owner]}'s hand, shown to you by your challenge: {shown}")
+        return lines
+
+    def phase_hint(self, seat: int, phase: str) -> str:
+        state = self.engine.state
+        if phase == "challenge":
+            return f"{self.agents[int(state.wd4_player[0])]} played a Wild Draw Four on you: challenge it, or accept and draw 4"
+        if phase == "catch":
+            return f"{self.agents[int(state.catch_offender[0])]} has one card and did not call UNO"
+        return {
+            "play": "play a matching card, or draw",
+            "drawn": "play the card you drew, or keep it",
+            "color": "name the colour",
+            "target": "send the Sorting Hat's target drawing until a Gryffindor card",
+        }[phase]
+
+    def action_note(self, seat: int, action: int) -> str:
+        """Who a target action aims at, in words."""
+        if TARGET_BASE <= action < TARGET_BASE + 9:
+            return f"  ({self.agents[(seat + action - TARGET_BASE + 1) % len(self.names)]})"
+        if action == CATCH:
+            return "  (they draw the penalty)"
+        if action == CHALLENGE:
+            return "  (a bluff costs them 4; an honest card costs you 6)"
+        return ""
+
+
+def read_answer(prompt: str) -> str:
+    """One line from the person (EOFError at the end of the input). Input that is not
+    typed at a terminal is echoed, so that a scripted game reads like a played one."""
+    answer = input(prompt)
+    if not sys.stdin.isatty():
+        print(answer, flush=True)
+    return answer
+
+
+def parse_answer(answer: str, legal: list[int]) -> tuple[int | None, str | None]:
+    """(action, None) for a good answer; (None, "quit") to quit; (None, explanation) otherwise."""
+    text = answer.strip().lower()
+    if text in QUIT_WORDS:
+        return None, "quit"
+    if not text:
+        return None, f"Please type a number from 1 to {len(legal)}, an action's label, or q to quit."
+    if text.isdigit():
+        number = int(text)
+        if 1 <= number <= len(legal):
+            return legal[number - 1], None
+        return None, f"There is no action {number}: choose a number from 1 to {len(legal)}."
+    label = text if text in ACTION_LABELS else f"play:{text}"
+    if label not in ACTION_LABELS:
+        return None, f"{answer.strip()!r} is not an action: type a number from 1 to {len(legal)} or a label from the list."
+    action = ACTION_LABELS.index(label)
+    if action not in legal:
+        return None, f"{label} is not allowed now: choose one of the actions listed."
+    return action, None
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        rules = parse_rules(args.rule)
+        rules.setdefault("episode", "match")
+        if not 2 <= args.players <= 10:
+            raise ValueError(f"--players must be in [2, 10], got {args.players}")
+        if not 0 <= args.seat < args.players:
+            raise ValueError(f"--seat must be in [0, {args.players}), got {args.seat}")
+        names = seat_names(args.players, args.seat, args.opponents)
+        seeds = np.random.SeedSequence(args.seed).generate_state(args.players) if args.seed is not None else [None] * args.players
+        policies = {
+            seat: load(name, num_players=args.players, seed=None if seeds[seat] is None else int(seeds[seat]))
+            for seat, name in enumerate(names) if name != HUMAN
+        }
+        engine = VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
+    path = args.record or time.strftime("hpuno-game-%Y%m%d-%H%M%S.json")
+    table = Table(names, engine, policies, args.seed)
+    try:
+        outcome = table.play()
+    except KeyboardInterrupt:
+        table.say()
+        outcome = "quit"
+    if outcome == "quit":
+        table.say("You left the game.")
+    save_record(table.record(), path)
+    table.say(f"Game record saved to {path} (python -m hpuno_env.replay {path} shows it again).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
