@@ -339,7 +339,7 @@ def run(
     tables = schedule(labels, num_players, rounds, mixed)
     table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
 
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     started = time.perf_counter()
     rows, all_lineups, all_won, all_points, all_truncated = [], [], [], [], []
@@ -468,6 +468,7 @@ def plot_pairwise(result: dict, ax=None):
         ax = Figure(figsize=(1.6 * size + 2.2, 1.2 * size + 1.6), layout="constrained").add_subplot()
     rates = np.array([[np.nan if value is None else value for value in line] for line in pairwise["win_rate"]])
     fair = pairwise["fair_share"]
+    ax.set_facecolor("#e0e0e0")  # the empty diagonal (NaN is drawn transparent)
     image = ax.imshow(rates, cmap="RdBu", norm=TwoSlopeNorm(vcenter=fair, vmin=0.0, vmax=1.0))
     for i in range(size):
         for j in range(size):
