@@ -347,17 +347,25 @@ class Replay:
     ``engine.events(0)`` what the decision did). A decision that does not fit
     (the wrong seat, an illegal action, a round that ends too soon or not at
     all, a later deal unlike the record's) raises ``ValueError`` naming it.
+    A ``Replay`` is stepped through once.
     """
 
     def __init__(self, record):
         check_record(record)
         self.record = record
+        self._started = False
         first = record["rounds"][0]
         self.engine = VectorEngine(1, record["num_players"], seed=0, auto_reset=False, **record["options"])
         self.engine.set_generator_state(0, first["generator"])
         self.engine.reset(options={"deck": first["deck"], "dealer": first["dealer"]})
 
     def __iter__(self) -> Iterator[Decision]:
+        if self._started:
+            raise RuntimeError("a Replay is stepped through once: make a new Replay(record) to replay again")
+        self._started = True
+        return self._steps()
+
+    def _steps(self) -> Iterator[Decision]:
         engine, state = self.engine, self.engine.state
         rounds = self.record["rounds"]
         action = np.zeros(1, np.int64)

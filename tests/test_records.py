@@ -365,6 +365,10 @@ def test_files_round_trip_and_bad_files_are_named(match_record, tmp_path):
     assert not (tmp_path / "bad.json").exists()
     with pytest.raises(ValueError, match="record must be a JSON object"):
         check_record("not a record")
+    replaying = Replay(match_record)
+    list(replaying)
+    with pytest.raises(RuntimeError, match="stepped through once"):
+        iter(replaying)
 
 
 # ---------------------------------------------------------------- the command
