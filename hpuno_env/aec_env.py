@@ -242,7 +242,7 @@ class raw_env(AECEnv, EzPickle):
         return self.engine.state_vector()[0]
 
     def game_state(self) -> dict:
-        """The game as a plain JSON-serialisable dict (keys in INTERFACE.md)."""
+        """The game as a plain JSON-serialisable dict (keys: ``VectorEngine.game_state``)."""
         return self.engine.game_state(0)
 
     # ------------------------------------------------------------ rendering

@@ -67,7 +67,7 @@ def observation_size(num_players: int) -> int:
     return max(s.stop for s in observation_layout(num_players).values())
 
 
-# Cards dealt to each seat at the start of a round (RULES.md, "Setup"): the unit
+# Cards dealt to each seat at the start of a round (docs/rules.md, section 3.2): the unit
 # of observation_scale's hand sizes.
 STARTING_HAND = 7
 

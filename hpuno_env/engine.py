@@ -262,7 +262,15 @@ class VectorEngine:
     # ------------------------------------------------------------ reading a game
 
     def game_state(self, game: int = 0) -> dict:
-        """One game as a plain JSON-serialisable dict (keys of INTERFACE.md)."""
+        """One game as a plain JSON-serialisable dict.
+
+        Keys: ``current`` (agent to act, None when over), ``phase`` (``"color"``, ``"play"``,
+        ``"drawn"``, ``"target"``, ``"challenge"``, ``"catch"``, ``"over"``), ``hands`` ({agent:
+        labels in CARD_LABELS order}), ``top``, ``color`` (None while a wild's colour is
+        unnamed), ``direction`` (1 left, -1 right), ``draw_pile`` (top first), ``discard``
+        (bottom first), ``scores`` (match totals), ``dealer``, ``round`` (from 1) and
+        ``uno_called`` ({agent: standing call}).
+        """
         self._require_dealt("game_state()")
         s, g = self.state, game
         seat_name = self.agents
