@@ -2,12 +2,14 @@
 
     python train.py                                  # 2 players, against the random player (a few minutes)
     python train.py --players 4 --opponent league --timesteps 3000000
+    python train.py --warm-start heuristic --opponent heuristic   # clone the heuristic first, then PPO against it
     python train.py --opponent self                  # self-play: opponents use the live weights
     python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
     python train.py --help                           # every option and its default
 
 Reads top to bottom: options (the ``Args`` dataclass), the output folder and
-config.json, the environment and its opponents, the model (new or resumed),
+config.json, the environment and its opponents, the model (new or resumed;
+a new one optionally warm-started by behaviour cloning, agents/imitation.py),
 training (progress bar, logs, periodic evaluation, atomic checkpoints; Ctrl-C
 saves one and prints how to resume), then the final evaluation table, which
 includes the shipped champions, and the exported agent.
@@ -48,6 +50,7 @@ from tqdm import tqdm
 import agents
 import hpuno_env
 from agents.evaluate import win_rate
+from agents.imitation import warm_start
 from agents.league import League
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv, RulesOptions
@@ -77,17 +80,23 @@ class Args:
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none); PPO settings are the checkpoint's")
     seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
+    # ---- warm start (a fresh run only; agents/imitation.py)
+    warm_start: str = option("none", "before PPO, fit the new network to this player's decisions (behaviour cloning: the actor "
+                                     "by cross-entropy, the critic to the round results), e.g. heuristic; none: start from "
+                                     "random weights. Ignored on --resume (the checkpoint holds the weights)")
+    warm_start_decisions: int = option(400_000, "decisions of the --warm-start player (playing every seat) to fit")
+    warm_start_epochs: int = option(5, "passes over those decisions (Adam, lr 1e-3, minibatch 1024)")
     # ---- PPO
     learning_rate: float = option(3e-4, "Adam step size")
     n_steps: int = option(64, "decisions per game slot in each rollout (a rollout is n_steps * envs learner steps)")
     batch_size: int = option(2048, "minibatch size of the update (capped at n_steps * envs)")
     n_epochs: int = option(4, "passes over each rollout in the update")
-    gamma: float = option(0.995, "discount per learner decision")
-    gae_lambda: float = option(0.95, "GAE lambda")
+    gamma: float = option(0.99, "discount per learner decision")
+    gae_lambda: float = option(0.8, "GAE lambda")
     clip_range: float = option(0.2, "PPO clip range")
     ent_coef: float = option(0.01, "entropy bonus")
     net_arch: str = option("256,256", "hidden layer sizes of the policy and value networks, comma-separated")
-    scale_observations: bool = option(False, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
+    scale_observations: bool = option(True, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
     threads: int = option(1, "torch threads (the engine is single-threaded; more threads rarely help small networks)")
     # ---- checkpoints and evaluation
     checkpoint_every: int = option(50_000, "learner steps between atomic checkpoints")
@@ -127,7 +136,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
 def check_args(args: Args) -> str | None:
     """What is wrong with the options, or None."""
     positive = ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "threads", "checkpoint_every", "eval_rounds",
-                "final_rounds", "league_rounds")
+                "final_rounds", "league_rounds", "warm_start_decisions", "warm_start_epochs")
     for name in positive:
         if getattr(args, name) < 1:
             return f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}"
@@ -153,10 +162,14 @@ def check_args(args: Args) -> str | None:
         return f"--rules: {error}"
     if args.opponent not in OPPONENT_CHOICES and args.opponent not in agents.available() and not os.path.isfile(args.opponent):
         return f"--opponent must be one of {list(OPPONENT_CHOICES)}, a shipped agent {agents.available()} or an agent file, got {args.opponent!r}"
+    if args.warm_start != "none" and args.warm_start not in agents.available() and not os.path.isfile(args.warm_start):
+        return f"--warm-start must be none, a player {agents.available()} or an agent file, got {args.warm_start!r}"
     if args.hold_out != "none" and args.hold_out not in agents.BUILT_IN:
         return f"--hold-out must be a rule-based player {sorted(agents.BUILT_IN)} or none, got {args.hold_out!r}"
     if args.hold_out == args.opponent:
         return f"--hold-out {args.hold_out} is also the --opponent: hold out another player, or none"
+    if args.hold_out == args.warm_start:
+        return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
     checkpoint = os.path.join(args.out, "checkpoint.zip")
     if args.resume and not os.path.isfile(checkpoint):
         return f"--resume: no checkpoint at {checkpoint} (train without --resume to start a new run there)"
@@ -251,14 +264,15 @@ class Training(BaseCallback):
     periodic evaluation (and league snapshots), atomic checkpoints, stopping on Ctrl-C."""
 
     def __init__(self, args: Args, learner: TrainedAgent, curve_opponents: dict, league: League | None, timed_env: TimedVecEnv,
-                 save_checkpoint, make_snapshot, wall_offset: float, rules: dict):
+                 save_checkpoint, make_snapshot, wall_offset: float, rules: dict, evaluate_at_start: bool = False):
         super().__init__()
         self.args, self.learner, self.curve_opponents, self.league = args, learner, curve_opponents, league
         self.timed_env, self.save_checkpoint, self.make_snapshot, self.rules = timed_env, save_checkpoint, make_snapshot, rules
         self.losses = CsvLog(os.path.join(args.out, "losses.csv"), LOSS_COLUMNS)
         self.evaluations = CsvLog(os.path.join(args.out, "evaluations.csv"), EVALUATION_COLUMNS)
         self.started = time.perf_counter()
-        self.wall_offset = wall_offset  # seconds the run had taken before this process (a resume)
+        self.wall_offset = wall_offset  # seconds the run had taken before PPO in this process (a resume, a warm start)
+        self.evaluate_at_start = evaluate_at_start  # the learning curve's point at step 0 (after a warm start)
         self.stop_requested = False
         self.latest_evaluation: dict = {}
         # seconds spent in this process: rollouts (of which stepping the games), updates, evaluations
@@ -282,6 +296,8 @@ class Training(BaseCallback):
         self.next_evaluation = (self.num_timesteps // every + 1) * every if every else None
         self.bar = tqdm(total=self.args.timesteps, initial=self.num_timesteps, unit="step", unit_scale=True, dynamic_ncols=True,
                         smoothing=0.05, disable=not self.args.progress, desc="training")
+        if self.evaluate_at_start:
+            self.evaluate()
 
     # ---- timing: a PPO iteration is a rollout (env + policy) then an update
     def _on_rollout_start(self) -> None:
@@ -428,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         config["resumed_from_timesteps"] = model.num_timesteps
         print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (PPO settings are the checkpoint's)")
+        if args.warm_start != "none":
+            print(f"--warm-start {args.warm_start} ignored: the checkpoint holds the weights")
     else:
         model = MaskablePPO(
             "MlpPolicy", env, n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
@@ -435,6 +453,17 @@ def main(argv: list[str] | None = None) -> int:
             ent_coef=args.ent_coef, policy_kwargs={"net_arch": [int(size) for size in args.net_arch.split(",")]},
             seed=args.seed, device="cpu", verbose=0,
         )
+    warm_start_seconds = 0.0
+    if args.warm_start != "none" and not args.resume:
+        started = time.perf_counter()
+        print(f"warm start: fitting {args.warm_start}'s decisions ({args.warm_start_decisions}, {args.warm_start_epochs} epochs)", flush=True)
+        report = warm_start(model, agents.load(args.warm_start, num_players=args.players, seed=args.seed + 11), args.players,
+                            decisions=args.warm_start_decisions, epochs=args.warm_start_epochs,
+                            scale_observations=args.scale_observations, seed=args.seed + 12, **rules)
+        warm_start_seconds = time.perf_counter() - started
+        config["warm_start"] = {"teacher": args.warm_start, "seconds": warm_start_seconds, **report}
+        print(f"warm start: agrees with {args.warm_start} on {report['agreement']:.1%} of {report['held_out_decisions']} decisions "
+              f"of other games ({warm_start_seconds:.0f} s)", flush=True)
     model.set_logger(configure(os.path.join(args.out, "tensorboard"), ["tensorboard"]))
     write_json(os.path.join(args.out, "config.json"), config)
 
@@ -469,7 +498,8 @@ def main(argv: list[str] | None = None) -> int:
     # ---- train: progress bar, logs, evaluations, checkpoints; Ctrl-C stops after the current step
     curve_opponents = {name: agents.load(name, num_players=args.players, seed=args.seed + 7) for name in CURVE_OPPONENTS}
     training = Training(args, live_agent(True), curve_opponents, league, timed_env, save_checkpoint, make_snapshot,
-                        wall_offset=state.get("wall_seconds", 0.0), rules=rules)
+                        wall_offset=state.get("wall_seconds", 0.0) + warm_start_seconds, rules=rules,
+                        evaluate_at_start=warm_start_seconds > 0)
     signal.signal(signal.SIGINT, training.request_stop)
     remaining = max(0, args.timesteps - model.num_timesteps)
     print(f"training {remaining} steps: {args.players} players, {args.envs} games, opponent {args.opponent}, output {args.out}", flush=True)
@@ -487,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
         "steps": training.steps_trained, "rollout_seconds": training.rollout_seconds, "env_seconds": training.env_seconds,
         "update_seconds": training.update_seconds, "evaluation_seconds": training.eval_seconds,
         "steps_per_second": training.steps_trained / busy if busy else None,
+        "warm_start_seconds": warm_start_seconds, "wall_seconds": training.wall_seconds(),
     }
     print(f"trained {model.num_timesteps} steps; saved {checkpoint_path}")
     if busy:

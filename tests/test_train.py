@@ -103,6 +103,22 @@ def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_continues_from_its_step_
     assert agents.load(str(out / "agent.safetensors"), num_players=2).describe()["training"]["timesteps"] == total
 
 
+def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resume(tmp_path):
+    out = tmp_path / "run"
+    stdout = run_train("--timesteps", "512", "--eval-every", "0", "--warm-start", "heuristic", "--warm-start-decisions", "4000",
+                       "--warm-start-epochs", "2", "--out", str(out), *TINY)
+    warm = json.loads((out / "config.json").read_text())["warm_start"]
+    assert warm["teacher"] == "heuristic" and warm["decisions"] == 4000 and len(warm["epochs"]) == 2
+    assert 0.5 < warm["agreement"] <= 1 and f"agrees with heuristic on {warm['agreement']:.1%}" in stdout
+    curve = read_csv(out / "evaluations.csv")  # the curve starts right after the warm start, whose time it counts
+    assert [(row["timesteps"], row["opponent"]) for row in curve] == [("0", "heuristic"), ("0", "random-play")]
+    assert float(curve[0]["wall_seconds"]) >= warm["seconds"]
+
+    resumed = run_train("--timesteps", "1024", "--eval-every", "0", "--warm-start", "heuristic", "--out", str(out), "--resume", *TINY)
+    assert "--warm-start heuristic ignored: the checkpoint holds the weights" in resumed and "agrees with" not in resumed
+    assert "warm_start" not in json.loads((out / "config.json").read_text())
+
+
 def test_help_explains_every_option_and_its_default(capsys):
     with pytest.raises(SystemExit) as exit_:
         train.parse_args(["--help"])
@@ -128,6 +144,9 @@ def test_help_explains_every_option_and_its_default(capsys):
     (["--opponent", "nobody"], "--opponent must be one of"),
     (["--hold-out", "ppo_2p"], "--hold-out must be a rule-based player"),
     (["--opponent", "heuristic", "--hold-out", "heuristic"], "--hold-out heuristic is also the --opponent"),
+    (["--warm-start", "nobody"], "--warm-start must be none, a player"),
+    (["--warm-start-decisions", "0"], "--warm-start-decisions must be a positive integer"),
+    (["--warm-start", "heuristic-v0"], "--hold-out heuristic-v0 is also the --warm-start teacher"),
 ])
 def test_bad_options_are_refused_naming_them(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
