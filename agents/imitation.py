@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .evaluate import _check_positive_int
 from hpuno_env import VectorEngine
 from hpuno_env.vector_env import ObservationFormat
 
@@ -50,12 +51,6 @@ class Demonstrations:
 
     def __len__(self) -> int:
         return len(self.actions)
-
-
-def _check_positive_int(name: str, value) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def collect(teacher, num_players: int, decisions: int, *, games: int = COLLECTION_GAMES, seed: int | None = 0,
