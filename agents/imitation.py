@@ -32,9 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .evaluate import _check_positive_int
 from hpuno_env import VectorEngine
 from hpuno_env.vector_env import ObservationFormat
+
+from .evaluate import _check_positive_int
 
 # Games played side by side while collecting: a big batch keeps the teacher's per-call cost small.
 COLLECTION_GAMES = 512
