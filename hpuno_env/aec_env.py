@@ -94,6 +94,9 @@ from .render import describe_events, render_ansi, render_rgb
 from .wrappers import FusedClassicWrapper
 
 HISTORY_LINES = 8
+# What an illegal move pays its player where it loses the round rather than raising: env() here,
+# and illegal_action="lose" of the vector and RLlib envs (PettingZoo's classic games pay -1).
+ILLEGAL_REWARD = -1.0
 
 
 def env(num_players: int = 4, render_mode: str | None = None, **rule_options) -> AECEnv:
@@ -101,7 +104,7 @@ def env(num_players: int = 4, render_mode: str | None = None, **rule_options) ->
     with -1 for its player, an action outside the space fails an assertion, calls out of order
     fail as ``OrderEnforcingWrapper`` makes them. One fused wrapper (``wrappers.FusedClassicWrapper``)
     does what PettingZoo's three stock wrappers do, at a fraction of their cost."""
-    return FusedClassicWrapper(raw_env(num_players=num_players, render_mode=render_mode, **rule_options), illegal_reward=-1)
+    return FusedClassicWrapper(raw_env(num_players=num_players, render_mode=render_mode, **rule_options), illegal_reward=ILLEGAL_REWARD)
 
 
 class raw_env(AECEnv, EzPickle):

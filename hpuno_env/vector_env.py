@@ -26,8 +26,12 @@ fixed vector that brings every entry to about [0, 1].
 
 * ``HPUnoVecEnv``: a ``stable_baselines3`` ``VecEnv`` with ``action_masks()``,
   which sb3-contrib's ``MaskablePPO`` trains on directly.
-* ``HPUnoGymVectorEnv``: a ``gymnasium.vector.VectorEnv`` (masks in
+* ``HPUnoGymVectorEnv``: a ``gymnasium.vector.VectorEnv`` (int8 masks in
   ``infos["action_mask"]``, ``autoreset_mode`` SAME_STEP) for CleanRL-style loops.
+
+Both take ``illegal_action="lose"`` for frameworks that probe with unmasked
+actions: an illegal learner action then loses the round (-1) as in the wrapped
+PettingZoo ``env()``, instead of raising ``ValueError``.
 
 This package never imports ``agents`` (which builds on it): the default
 opponent is defined here.
@@ -43,6 +47,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv as GymVectorEnvBase
 from gymnasium.vector.utils import batch_space
 from stable_baselines3.common.vec_env import VecEnv
 
+from .aec_env import ILLEGAL_REWARD
 from .cards import NUM_ACTIONS
 from .encoding import observation_scale, observation_size
 from .engine import VectorEngine
@@ -68,6 +73,18 @@ class UniformRandomPolicy:
         return (self.rng.random(masks.shape) * masks).argmax(axis=1)
 
 
+# What the learner's illegal action does: "raise" (ValueError, nothing changes) or "lose" (the learner
+# loses the round, as in the wrapped PettingZoo env(): for frameworks that probe with unmasked actions).
+ILLEGAL_ACTION_CHOICES = ("raise", "lose")
+
+
+def check_illegal_action(illegal_action) -> str:
+    """illegal_action itself, or ValueError naming it."""
+    if not isinstance(illegal_action, str) or illegal_action not in ILLEGAL_ACTION_CHOICES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_CHOICES}, got {illegal_action!r}")
+    return illegal_action
+
+
 # What set_opponents accepts as an assignment: fixed indices, or a function of the game slots
 # starting a new episode that returns their indices (one per seat).
 Assignment = np.ndarray | Callable[[np.ndarray], np.ndarray]
@@ -83,12 +100,17 @@ class SeatBatch:
         opponent: object with ``act(observations, action_masks)`` (and, if it has one, a
             ``num_players`` equal to this batch's); default ``UniformRandomPolicy``.
         seed: seeds the engine, the seat draw and the default opponent.
+        illegal_action: ``"raise"`` (default: ``ValueError``, nothing changes) or ``"lose"``: an
+            illegal learner action ends that game's round as lost (reward ``ILLEGAL_REWARD``,
+            -1, terminated), as the wrapped PettingZoo ``env()`` does.
         **rule_options: ``RulesOptions`` fields.
 
     Observations and masks are the engine's: int8 views of the player to act, bool masks.
     """
 
-    def __init__(self, num_envs: int, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None, **rule_options):
+    def __init__(self, num_envs: int, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
+                 illegal_action: str = "raise", **rule_options):
+        self.illegal_action = check_illegal_action(illegal_action)
         self.engine = VectorEngine(num_games=num_envs, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
         if learner_seat != "random" and not (isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat must be a seat in [0, {num_players}) or 'random', got {learner_seat!r}")
@@ -187,9 +209,16 @@ class SeatBatch:
         """The learner acts in every game; returns (observations, masks, rewards, terminated,
         truncated, terminal_observations) where terminal_observations[g] is the learner's last
         view of game g if it ended this step (else zeros)."""
-        observations, masks, rewards_by_seat, terminated, truncated = self.engine.step_observe(np.asarray(actions, dtype=np.int64))
+        actions = np.asarray(actions, dtype=np.int64)
+        forfeited = self._illegal(actions) if self.illegal_action == "lose" else None
+        if forfeited is not None:  # those games are not played on: the round is lost
+            actions = np.where(forfeited, -1, actions)
+        observations, masks, rewards_by_seat, terminated, truncated = self.engine.step_observe(actions, partial=forfeited is not None)
         rewards = self._carry + rewards_by_seat[self._rows, self.seats]
         rewards += self._play_opponents(observations, masks, terminated, truncated)
+        if forfeited is not None:  # the learner is still to act there, so no opponent moved
+            rewards[forfeited] += ILLEGAL_REWARD
+            terminated |= forfeited
         done = terminated | truncated
         terminal_observations = np.zeros_like(self.observations)
         self._carry[:] = 0.0
@@ -202,6 +231,14 @@ class SeatBatch:
             self._start_episodes(games)
             self._carry[:] = self._play_opponents()  # paid in the new episodes: next step's reward
         return self.observations, self.masks, rewards.astype(np.float32), terminated, truncated, terminal_observations
+
+    def _illegal(self, actions: np.ndarray) -> np.ndarray | None:
+        """Where the learner's action is out of range or not legal now; None if nowhere."""
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+        illegal = ~(in_range & self.masks[self._rows, np.where(in_range, actions, 0)])
+        return illegal if illegal.any() else None
 
     def _start_episodes(self, games: np.ndarray) -> None:
         """New episodes in these slots: the learner's seat and, if drawn per episode, the opponents."""
@@ -292,7 +329,7 @@ class ObservationFormat:
 class HPUnoVecEnv(VecEnv):
     """Stable-Baselines3 VecEnv: one learner seat per game, opponents inside the batch.
 
-    Arguments as ``SeatBatch``, plus ``observation_dtype`` (float32 by default, or np.int8)
+    Arguments as ``SeatBatch`` (``illegal_action`` too), plus ``observation_dtype`` (float32 by default, or np.int8)
     and ``scale_observations`` (``ObservationFormat``).
 
     >>> from sb3_contrib import MaskablePPO
@@ -301,8 +338,8 @@ class HPUnoVecEnv(VecEnv):
     """
 
     def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
-                 observation_dtype=np.float32, scale_observations: bool = False, **rule_options):
-        self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, **rule_options)
+                 observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise", **rule_options):
+        self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, illegal_action, **rule_options)
         self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations)
         self.render_mode = None
         super().__init__(num_envs, self.observation_format.space, spaces.Discrete(NUM_ACTIONS))
@@ -375,16 +412,19 @@ class HPUnoVecEnv(VecEnv):
 class HPUnoGymVectorEnv(GymVectorEnvBase):
     """Gymnasium VectorEnv: one learner seat per game, legal masks in ``infos["action_mask"]``.
 
-    Arguments as ``HPUnoVecEnv``. Same-step autoreset: a finished game's next episode
-    starts in the step that ended it; ``infos["final_obs"]`` holds the finished views and
-    ``infos["_final_obs"]`` marks which games they are for.
+    Arguments as ``HPUnoVecEnv``. Masks are int8 (1 = legal), Gymnasium's convention:
+    ``single_action_space.sample(mask=infos["action_mask"][i])`` takes them as they are.
+    Same-step autoreset (``autoreset_mode``, also in ``metadata``): a finished game's next
+    episode starts in the step that ended it; ``infos["final_obs"]`` holds the finished
+    views and ``infos["_final_obs"]`` marks which games they are for.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    autoreset_mode = AutoresetMode.SAME_STEP  # what wrappers that read the attribute (TorchRL's GymWrapper) look for
 
     def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
-                 observation_dtype=np.float32, scale_observations: bool = False, **rule_options):
-        self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, **rule_options)
+                 observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise", **rule_options):
+        self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, illegal_action, **rule_options)
         self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations)
         self.num_envs = num_envs
         self.single_observation_space = self.observation_format.space
@@ -403,11 +443,11 @@ class HPUnoGymVectorEnv(GymVectorEnvBase):
 
     def reset(self, *, seed=None, options=None):
         observations, masks = self.batch.reset(seed=seed)
-        return self.observation_format(observations), {"action_mask": masks.copy()}
+        return self.observation_format(observations), {"action_mask": masks.astype(np.int8)}
 
     def step(self, actions):
         observations, masks, rewards, terminated, truncated, terminal = self.batch.step(actions)
-        infos = {"action_mask": masks.copy()}
+        infos = {"action_mask": masks.astype(np.int8)}
         done = terminated | truncated
         if done.any():
             infos["final_obs"] = self.observation_format(terminal)

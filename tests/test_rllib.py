@@ -1,0 +1,180 @@
+"""Ray RLlib adapters (``hpuno_env.rllib``): RLlib's env check, illegal actions, reward credit,
+the batched env against the engine, and one PPO iteration with a worker process."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import ray
+import torch
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+from hpuno_env import VectorEngine
+from hpuno_env.rllib import (
+    HPUnoMultiAgentEnv,
+    HPUnoVectorMultiAgentEnv,
+    LEARNER_POLICY,
+    LeagueMapping,
+    RLModulePolicy,
+    SHARED_POLICY,
+    frozen_policy,
+    ppo_config,
+)
+
+
+def test_importing_the_package_does_not_import_ray():
+    code = "import sys, hpuno_env; hpuno_env.env(2); assert 'ray' not in sys.modules, 'ray imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_rllib_env_check_passes_with_unmasked_random_actions():
+    env = HPUnoMultiAgentEnv({"num_players": 3})
+    for _ in range(30):  # the check steps one unmasked random action: mostly illegal
+        check_multiagent_environments(env)
+    observations, _ = env.reset(seed=0)
+    (agent, view), = observations.items()
+    assert env.observation_spaces[agent].contains(view)
+    assert view["observations"].dtype == np.float32 and view["action_mask"].dtype == np.float32
+
+
+def _illegal_action(view) -> int:
+    return int(np.flatnonzero(view["action_mask"] == 0)[0])
+
+
+def test_illegal_action_loses_the_round_or_raises():
+    env = HPUnoMultiAgentEnv({"num_players": 3})
+    observations, _ = env.reset(seed=1)
+    (agent, view), = observations.items()
+    observations, rewards, terminateds, truncateds, infos = env.step({agent: _illegal_action(view)})
+    assert terminateds["__all__"] and not truncateds["__all__"]
+    assert rewards == {name: (-1.0 if name == agent else 0.0) for name in env.possible_agents}
+    assert set(observations) == set(env.possible_agents) and "illegal_action" in infos[agent]
+    with pytest.raises(ValueError, match="round is over"):
+        env.step({agent: 0})
+
+    strict = HPUnoMultiAgentEnv({"num_players": 3, "illegal_action": "raise"})
+    observations, _ = strict.reset(seed=1)
+    (agent, view), = observations.items()
+    with pytest.raises(ValueError, match="illegal action"):
+        strict.step({agent: _illegal_action(view)})
+    with pytest.raises(ValueError, match="no action for"):
+        strict.step({})
+    with pytest.raises(TypeError, match="must be an int"):
+        strict.step({agent: 1.5})
+    legal = int(np.flatnonzero(view["action_mask"])[0])
+    strict.step({agent: legal})  # nothing changed: the agent to act still acts
+
+    with pytest.raises(ValueError, match="illegal_action"):
+        HPUnoMultiAgentEnv({"illegal_action": "ignore"})
+    with pytest.raises(ValueError, match="no_such_rule"):
+        HPUnoMultiAgentEnv({"no_such_rule": 1})
+
+
+def test_batched_env_pays_each_seat_what_the_engine_paid_it():
+    """Random legal play in 4 games of 3-player matches with points paid at every round's end
+    (to seats that are not moving): the batched env hands each seat exactly the engine's
+    payments, each with one of that seat's own observations, and flags the same endings."""
+    rules = {"num_players": 3, "episode": "match", "reward": "points", "target_score": 150}
+    games, seed = 4, 7
+    env = HPUnoVectorMultiAgentEnv(games, {**rules, "seed": seed})
+    engine = VectorEngine(num_games=games, seed=seed, auto_reset=False, **rules)
+    observations, _ = env.reset(seed=seed)
+    engine.reset(seed=seed)
+    rng = np.random.default_rng(0)
+    paid_by_engine = np.zeros((games, 3))
+    paid_by_env = np.zeros((games, 3))
+    ended = 0
+    for _ in range(3000):
+        masks = engine.legal_mask()
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+        action_dicts = []
+        for g in range(games):
+            if engine.current_player[g] < 0:  # over: the env deals it again in this step
+                action_dicts.append({})
+                continue
+            (agent, view), = observations[g].items()
+            assert agent == f"player_{engine.current_player[g]}"
+            assert np.array_equal(view["action_mask"] > 0, masks[g])
+            action_dicts.append({agent: int(actions[g])})
+        running = engine.current_player >= 0
+        stepped = np.where(running, actions, -1)
+        rewards, terminated, truncated = engine.step(stepped, partial=True)
+        paid_by_engine += rewards
+        engine.reset(games=np.flatnonzero(~running))
+        observations, env_rewards, terminateds, truncateds, _ = env.step(action_dicts)
+        for g in range(games):
+            assert set(env_rewards[g]) <= set(observations[g]), "a reward without an observation"
+            for agent, reward in env_rewards[g].items():
+                paid_by_env[g, int(agent.split("_")[1])] += reward
+            if running[g]:
+                assert terminateds[g]["__all__"] == terminated[g] and truncateds[g]["__all__"] == truncated[g]
+                ended += terminated[g]
+    assert ended >= 2, "too few matches ended to test anything"
+    np.testing.assert_allclose(paid_by_env, paid_by_engine, atol=1e-5)
+
+
+def test_league_mapping_is_fixed_per_episode_and_fair():
+    class Episode:
+        def __init__(self, id_):
+            self.id_ = id_
+
+    mapping = LeagueMapping(num_players=3, num_frozen=2)
+    learner_seats = []
+    for index in range(600):
+        episode = Episode(f"{index:032x}")
+        modules = [mapping(f"player_{seat}", episode) for seat in range(3)]
+        assert modules == [mapping(f"player_{seat}", episode) for seat in range(3)]
+        assert modules.count(LEARNER_POLICY) == 1
+        assert set(modules) - {LEARNER_POLICY} <= {frozen_policy(0), frozen_policy(1)}
+        learner_seats.append(modules.index(LEARNER_POLICY))
+    assert min(np.bincount(learner_seats, minlength=3)) > 150
+    with pytest.raises(ValueError, match="num_frozen"):
+        LeagueMapping(3, 0)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the learner runs here; extra threads only contend on a busy machine
+    yield
+    torch.set_num_threads(threads)
+    ray.shutdown()
+
+
+def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
+    """One PPO iteration, sampled by one env runner process: the policy's actions are legal and
+    every finished round pays +1 to its winner and -1 to every other seat."""
+    # Without voluntary draws an untrained policy ends a round in about a hundred decisions
+    # (thousands with them), so the sample below holds finished rounds to check.
+    config = ppo_config(2, runners=1, games_per_runner=8, train_batch=256, minibatch=128, epochs=1, hidden=(64,),
+                        voluntary_draw=False, max_turns=200)
+    algo = config.build_algo()
+    try:
+        result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled"] >= 256
+        assert np.isfinite(result["learners"][SHARED_POLICY]["total_loss"])
+        chunks = algo.env_runner_group.foreach_env_runner(lambda runner: runner.sample(num_timesteps=1600),
+                                                          local_env_runner=False)[0]
+        finished = 0
+        for chunk in chunks:
+            for single in chunk.agent_episodes.values():
+                masks = np.asarray(single.get_observations()["action_mask"])[:len(single)]
+                actions = np.asarray(single.get_actions())
+                assert masks[np.arange(len(actions)), actions].all(), "an illegal action was sampled"
+            final = sorted(single.get_rewards()[-1] for single in chunk.agent_episodes.values())
+            if chunk.is_terminated:
+                finished += 1
+                assert final == [-1.0, 1.0]
+            elif chunk.is_truncated:  # max_turns: nobody won, and the value is bootstrapped
+                assert final == [0.0, 0.0] and not any(single.is_terminated for single in chunk.agent_episodes.values())
+        assert finished >= 4, "too few rounds ended to check the credit"
+        policy = RLModulePolicy(algo.get_module(SHARED_POLICY), num_players=2)
+        engine = VectorEngine(num_games=64, num_players=2, seed=3)
+        engine.reset()
+        masks = engine.legal_mask()
+        actions = policy.act(engine.observe(), masks)
+        assert masks[np.arange(64), actions].all()
+    finally:
+        algo.stop()

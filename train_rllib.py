@@ -1,0 +1,147 @@
+"""Train Harry Potter UNO by self-play with Ray RLlib's PPO (action masking), on a laptop or a Ray cluster.
+
+    pip install -e ".[rllib]"
+    python train_rllib.py                                     # local Ray, 2 env runners, 2 players
+    python train_rllib.py --league 3                          # a learner against 3 frozen snapshots of itself
+    python train_rllib.py --address auto --runners 98 --games-per-runner 128    # on a running Ray cluster
+    python train_rllib.py --help                              # every option and its default
+
+Reads top to bottom: options (the ``Args`` dataclass), Ray (local, or the
+cluster at ``--address``), the PPO config (``hpuno_env.rllib.ppo_config``:
+``--runners`` env runner processes, each stepping ``--games-per-runner`` games in
+one engine, one shared policy at every seat or ``--league`` frozen snapshots
+against the learner), the training loop (one line per iteration: env steps,
+steps/s, mean round length, losses), then the trained policy's win rates,
+played greedily against the random and heuristic players, and an RLlib
+checkpoint in ``--out`` (``Algorithm.from_checkpoint(path)`` restores it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import ray
+import torch
+
+import agents
+from agents.evaluate import win_rate
+from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
+
+
+def option(default, help: str):
+    """A dataclass field whose help text becomes the command-line option's."""
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class Args:
+    # ---- the game and the run
+    players: int = option(2, "seats per game (2..10)")
+    iterations: int = option(20, "PPO iterations (each samples --train-batch env steps, then updates)")
+    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
+    seed: int = option(0, "seeds the games and the networks")
+    out: str = option("runs/rllib", "folder for the RLlib checkpoint")
+    # ---- Ray
+    address: str = option("", 'Ray cluster to join ("auto": the one this machine belongs to); empty: start Ray locally')
+    runners: int = option(2, "env runner processes, one CPU each (0: sample in this process)")
+    games_per_runner: int = option(64, "games each runner steps together (one engine call per step)")
+    batched: bool = option(True, "each runner's games in one engine (HPUnoEnvRunner); --no-batched: RLlib's "
+                                 "SyncVectorMultiAgentEnv over one-game copies")
+    # ---- self-play
+    league: int = option(0, "0: one policy plays every seat; K > 0: a learner against K frozen snapshots of itself")
+    snapshot_every: int = option(5, "with --league: iterations between refreshing the oldest snapshot with the learner")
+    # ---- PPO
+    train_batch: int = option(8192, "env steps (decisions) sampled per iteration, over all runners")
+    minibatch: int = option(1024, "minibatch size of the update")
+    epochs: int = option(4, "passes over each batch in the update")
+    lr: float = option(3e-4, "Adam step size")
+    entropy_coeff: float = option(0.01, "entropy bonus")
+    hidden: str = option("256,256", "hidden layer sizes of the policy and value networks, comma-separated")
+    scale_observations: bool = option(True, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
+    threads: int = option(1, "torch threads of the learner in this process (runners get one each from Ray)")
+    # ---- evaluation
+    eval_rounds: int = option(1000, "rounds against each of random and heuristic at the end (0: none)")
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    """Args from the command line; a bad value exits with a message naming it."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for spec in dataclasses.fields(Args):
+        flag = "--" + spec.name.replace("_", "-")
+        if spec.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default,
+                                help=f"{spec.metadata['help']} (default: {spec.default})")
+        else:
+            kind = {"int": int, "float": float, "str": str}[spec.type]
+            parser.add_argument(flag, type=kind, default=spec.default, metavar=spec.name.upper(),
+                                help=f"{spec.metadata['help']} (default: {spec.default})")
+    args = Args(**vars(parser.parse_args(argv)))
+    for name in ("iterations", "games_per_runner", "train_batch", "minibatch", "epochs", "threads", "snapshot_every"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    for name in ("runners", "league", "eval_rounds"):
+        if getattr(args, name) < 0:
+            parser.error(f"--{name.replace('_', '-')} must be at least 0, got {getattr(args, name)}")
+    try:
+        rules = json.loads(args.rules)
+        hidden = [int(size) for size in args.hidden.split(",")]
+    except ValueError as error:
+        parser.error(f"--rules must be a JSON object and --hidden comma-separated ints: {error}")
+    if not isinstance(rules, dict) or any(size < 1 for size in hidden):
+        parser.error("--rules must be a JSON object and --hidden positive ints")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    rules = json.loads(args.rules)
+    hidden = [int(size) for size in args.hidden.split(",")]
+    # Bad rules or a bad player count fail here, before Ray starts (ppo_config builds one env).
+    config = ppo_config(
+        args.players, runners=args.runners, games_per_runner=args.games_per_runner, batched=args.batched,
+        league=args.league, snapshot_every=args.snapshot_every, train_batch=args.train_batch, minibatch=args.minibatch,
+        epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
+        scale_observations=args.scale_observations, seed=args.seed, **rules,
+    )
+    ray.init(address=args.address or None, include_dashboard=False)
+    print(f"Ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
+    algo = config.build_algo()
+    trained = LEARNER_POLICY if args.league else SHARED_POLICY
+
+    for iteration in range(1, args.iterations + 1):
+        start = time.perf_counter()
+        result = algo.train()
+        seconds = time.perf_counter() - start
+        sampled = result["env_runners"].get("num_env_steps_sampled", 0)
+        length = result["env_runners"].get("episode_len_mean", float("nan"))
+        losses = result["learners"][trained]
+        timers = result.get("timers", {})
+        print(f"iter {iteration:4d}  env steps {sampled:7.0f}  {sampled / seconds:8.0f} steps/s  "
+              f"(sample {timers.get('env_runner_sampling_timer', float('nan')):5.1f} s, "
+              f"learn {timers.get('learner_update_timer', float('nan')):5.1f} s)  "
+              f"round length {length:7.1f}  policy loss {losses['policy_loss']:+.4f}  "
+              f"value loss {losses['vf_loss']:.4f}  entropy {losses['entropy']:.3f}"
+              + (f"  refreshed {result['league_refreshed']}" if "league_refreshed" in result else ""))
+
+    os.makedirs(args.out, exist_ok=True)
+    path = algo.save_to_path(os.path.abspath(args.out))
+    print(f"checkpoint: {path}")
+    if args.eval_rounds:
+        policy = RLModulePolicy(algo.get_module(trained), args.players, scale_observations=args.scale_observations)
+        for name in ("random", "heuristic"):
+            opponent = agents.load(name, num_players=args.players, seed=args.seed)
+            rates = win_rate(policy, opponent, num_players=args.players, rounds=args.eval_rounds, seed=args.seed, **rules)
+            print(f"win rate against {name:9s}: {rates['win_rate']:.3f} [{rates['low']:.3f}, {rates['high']:.3f}] "
+                  f"(fair share {1 / args.players:.3f}, {args.eval_rounds} rounds)")
+    algo.stop()
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()
