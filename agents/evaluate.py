@@ -103,6 +103,16 @@ def _check_lineups(lineups, num_policies: int, num_players: int) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def _check_observers(made) -> list:
+    """The list an ``observers`` callable returned, each item checked for the two hooks."""
+    if isinstance(made, (str, bytes)) or not isinstance(made, Sequence):
+        raise TypeError(f"observers(engine) must return a list of observers, got {made!r}")
+    for index, observer in enumerate(made):
+        if not (callable(getattr(observer, "after_reset", None)) and callable(getattr(observer, "after_step", None))):
+            raise TypeError(f"observers(engine)[{index}] has no after_reset(games) and after_step(actions) methods: {observer!r}")
+    return list(made)
+
+
 def _seed_policies(policies: list, seed: int | None) -> None:
     """Reseed every policy that can be reseeded, each from its own stream of ``seed``."""
     streams = np.random.SeedSequence(seed).generate_state(len(policies))
@@ -125,7 +135,7 @@ def _winning_seats(engine: VectorEngine, games: np.ndarray, event_kind: int) -> 
 
 
 def play_rounds(
-    policies: Sequence, lineups, num_players: int, seed: int | None = 0, num_envs: int = 256, **rule_options
+    policies: Sequence, lineups, num_players: int, seed: int | None = 0, num_envs: int = 256, observers=None, **rule_options
 ) -> RoundResults:
     """Play one round (one match with ``episode="match"``) per row of ``lineups``, each to its end.
 
@@ -137,6 +147,14 @@ def play_rounds(
         num_players: seats per game.
         seed: seeds the engine and every policy with a ``seed`` method.
         num_envs: game slots stepped together (at most R are used).
+        observers: None, or a callable ``make(engine) -> list`` called once with the
+            engine it builds (before the first reset), returning objects whose
+            ``after_reset(games)`` and ``after_step(actions)`` are called right after
+            every ``engine.reset`` and ``engine.step_observe`` with the arguments the
+            engine got (``games`` None for the first reset of every slot; ``actions``
+            -1 in idle slots, an array reused between steps: copy it to keep it).
+            E.g. ``hpuno_env.records.Recorder`` objects, to save game records.
+            They only watch: the results are the same with or without them.
         **rule_options: rules options of ``VectorEngine`` (``max_turns``, ``episode``, ...).
 
     Each step groups the games by whose turn it is and calls every policy's
@@ -147,9 +165,12 @@ def play_rounds(
     lineups = _check_lineups(lineups, len(policies), num_players)
     num_envs = _check_positive_int("num_envs", num_envs)
     seed = _check_seed(seed)
+    if observers is not None and not callable(observers):
+        raise TypeError(f"observers must be None or a callable make(engine) -> list of observers, got {observers!r}")
     rounds = len(lineups)
     slots = min(num_envs, rounds)
     engine = VectorEngine(num_games=slots, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
+    watching = [] if observers is None else _check_observers(observers(engine))
     match_episodes = engine.options.episode == "match"
     _seed_policies(policies, seed)
 
@@ -161,6 +182,8 @@ def play_rounds(
     slot_of_round = np.arange(rounds) % slots
 
     engine.reset(seed=seed)
+    for observer in watching:
+        observer.after_reset(None)
     playing = np.arange(slots)  # the round each slot is playing, or -1 once its quota is done
     episode_rewards = np.zeros((slots, num_players), np.float64)
     episode_decisions = np.zeros(slots, np.int64)
@@ -179,6 +202,8 @@ def play_rounds(
                     raise ValueError(f"policies[{index}].act returned shape {chosen.shape} for {rows.size} observations")
                 actions[rows] = chosen
         observations, masks, step_rewards, terminated, cut = engine.step_observe(actions, partial=True)
+        for observer in watching:
+            observer.after_step(actions)
         episode_rewards += step_rewards  # an idle slot (action -1) is paid nothing
         episode_decisions += active
         if not (terminated.any() or cut.any()):
@@ -205,7 +230,10 @@ def play_rounds(
         more = following < rounds
         playing[finished] = np.where(more, following, -1)
         if more.any():
-            engine.reset(games=finished[more])
+            starting = finished[more]
+            engine.reset(games=starting)
+            for observer in watching:
+                observer.after_reset(starting)
             observations, masks = engine.observe(), engine.legal_mask()
 
     single = won.sum(axis=1) == 1
