@@ -400,7 +400,13 @@ class FrozenLeague:
         learners = algorithm.learner_group
         weights = learners.get_weights([LEARNER_POLICY])[LEARNER_POLICY]
         learners.set_weights({module_id: weights for module_id in module_ids})
-        algorithm.env_runner_group.sync_weights(from_worker_or_learner_group=learners, policies=module_ids, inference_only=True)
+        # Set on every env runner and waited for: EnvRunnerGroup.sync_weights sends its request
+        # asynchronously and drops it while another sync is in flight (as one is, right after
+        # the algorithm's own syncs), so the runners could keep playing the old snapshot.
+        component = "learner/rl_module"
+        state = learners.get_state(components=[f"{component}/{module_id}" for module_id in module_ids],
+                                   inference_only=True)["learner"]["rl_module"]
+        algorithm.env_runner_group.foreach_env_runner(lambda runner: runner.module.set_state(state), local_env_runner=True)
 
 
 # ------------------------------------------------------------ PPO

@@ -17,7 +17,6 @@ from hpuno_env.rllib import (
     LEARNER_POLICY,
     LeagueMapping,
     RLModulePolicy,
-    SHARED_POLICY,
     frozen_policy,
     ppo_config,
 )
@@ -143,18 +142,35 @@ def local_ray():
     ray.shutdown()
 
 
+def _runner_weights(algo, module_id: str) -> np.ndarray:
+    """The first layer's bias of module_id as the env runner process holds it."""
+    return algo.env_runner_group.foreach_env_runner(
+        lambda runner: next(iter(runner.module[module_id].state_dict().values())).numpy().copy(), local_env_runner=False)[0]
+
+
+def _learner_weights(algo) -> np.ndarray:
+    return next(iter(algo.learner_group.get_weights([LEARNER_POLICY])[LEARNER_POLICY].values()))
+
+
 def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
-    """One PPO iteration, sampled by one env runner process: the policy's actions are legal and
-    every finished round pays +1 to its winner and -1 to every other seat."""
+    """One PPO iteration of a learner against a frozen snapshot of itself, sampled by one env
+    runner process: the snapshot the runner plays is the learner's weights at the start and
+    after the refresh, the sampled actions are legal, and every finished round pays +1 to its
+    winner and -1 to the other seat."""
     # Without voluntary draws an untrained policy ends a round in about a hundred decisions
     # (thousands with them), so the sample below holds finished rounds to check.
     config = ppo_config(2, runners=1, games_per_runner=8, train_batch=256, minibatch=128, epochs=1, hidden=(64,),
-                        voluntary_draw=False, max_turns=200)
+                        league=1, snapshot_every=1, voluntary_draw=False, max_turns=200)
     algo = config.build_algo()
     try:
+        start = _learner_weights(algo)
+        assert np.allclose(_runner_weights(algo, frozen_policy(0)), start)
         result = algo.train()
         assert result["env_runners"]["num_env_steps_sampled"] >= 256
-        assert np.isfinite(result["learners"][SHARED_POLICY]["total_loss"])
+        assert np.isfinite(result["learners"][LEARNER_POLICY]["total_loss"])
+        trained = _learner_weights(algo)
+        assert not np.allclose(trained, start) and result["league_refreshed"] == frozen_policy(0)
+        assert np.allclose(_runner_weights(algo, frozen_policy(0)), trained)
         chunks = algo.env_runner_group.foreach_env_runner(lambda runner: runner.sample(num_timesteps=1600),
                                                           local_env_runner=False)[0]
         finished = 0
@@ -170,7 +186,7 @@ def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
             elif chunk.is_truncated:  # max_turns: nobody won, and the value is bootstrapped
                 assert final == [0.0, 0.0] and not any(single.is_terminated for single in chunk.agent_episodes.values())
         assert finished >= 4, "too few rounds ended to check the credit"
-        policy = RLModulePolicy(algo.get_module(SHARED_POLICY), num_players=2)
+        policy = RLModulePolicy(algo.get_module(LEARNER_POLICY), num_players=2)
         engine = VectorEngine(num_games=64, num_players=2, seed=3)
         engine.reset()
         masks = engine.legal_mask()
