@@ -45,6 +45,17 @@ the rounds, so all rounds of all tables are rated in one order shuffled by
 ``seed``: one seed, one result. The ranking is by ``mu``; ``sigma`` is its
 uncertainty (openskill's ``ordinal``, mu - 3 sigma, is given too).
 
+**Records.** ``record=N`` (``--record N``) keeps the game records
+(``hpuno_env.records``) of N rounds (matches with ``episode="match"``),
+spread evenly over the tables in schedule order (the first ``N % T`` of the
+T tables keep one more), each table's its first rounds in list order: with
+N = 5 and 3 tables, rounds 0 and 1 of tables 1 and 2 and round 0 of table 3.
+Each record names the agent in each seat (``players``) and its table and
+round (``tournament``); ``write_outputs`` saves them as
+``records/<table number>-<table name>-round<r>.json``, and
+``python -m hpuno_env.replay FILE`` replays one. Recording only watches:
+the results are the same with or without it.
+
 **Seeds.** Table t is played with the t-th seed of
 ``numpy.random.SeedSequence(seed)``, in chunks of ``num_envs * 8`` rounds
 (each chunk its own seed from the table's), which is what the progress bar
@@ -58,6 +69,7 @@ import csv
 import json
 import math
 import os
+import re
 import shlex
 import sys
 import time
@@ -178,20 +190,46 @@ def load_agents(agents_given, num_players: int, seed: int | None = 0) -> tuple[l
 # ------------------------------------------------------------ playing
 
 
-def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance) -> dict:
-    """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays."""
+def _recorders(wanted: int, seed: int | None, made: list):
+    """An ``observers`` callable for ``play_rounds``: a ``Recorder`` in each slot that plays one
+    of the first ``wanted`` rounds (round r in slot r % slots), kept until its share is recorded.
+    The recorders it makes are appended to ``made``."""
+    from hpuno_env.records import Recorder
+
+    def make(engine) -> list:
+        slots = engine.num_games
+        recorders = [Recorder(engine, game=slot, seed=seed, max_records=len(range(slot, wanted, slots))) for slot in range(min(wanted, slots))]
+        made.extend(recorders)
+        return recorders
+
+    return make
+
+
+def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance, record: int = 0) -> dict:
+    """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays,
+    and under ``"records"`` the records of its first ``record`` rounds, by round."""
     from .evaluate import play_rounds
 
     rounds = len(table.lineups)
     chunk = num_envs * ROUNDS_PER_SLOT_PER_CHUNK
     starts = range(0, rounds, chunk)
     chunk_seeds = np.random.SeedSequence(seed).generate_state(len(starts)) if seed is not None else [None] * len(starts)
-    parts = []
+    parts, records = [], {}
     for start, chunk_seed in zip(starts, chunk_seeds):
         lineups = table.lineups[start:start + chunk]
-        parts.append(play_rounds(policies, lineups, num_players, None if chunk_seed is None else int(chunk_seed), num_envs, **rule_options))
+        chunk_seed = None if chunk_seed is None else int(chunk_seed)
+        wanted, recorders = min(max(record - start, 0), len(lineups)), []
+        observers = _recorders(wanted, chunk_seed, recorders) if wanted else None
+        part = play_rounds(policies, lineups, num_players, chunk_seed, num_envs, observers, **rule_options)
+        for slot, recorder in enumerate(recorders):
+            played_here = np.flatnonzero(part.slot[:wanted] == slot)  # the slot's rounds, in the order it played them
+            if len(recorder.records) != len(played_here):
+                raise RuntimeError(f"table {table.name!r}: slot {slot} recorded {len(recorder.records)} games, expected {len(played_here)}")
+            records.update((start + int(index), kept) for index, kept in zip(played_here, recorder.records))
+        parts.append(part)
         advance(len(lineups))
     return {
+        "records": records,
         "lineups": table.lineups,
         "won": np.concatenate([part.won for part in parts]),
         "points": np.concatenate([part.points for part in parts]),
@@ -295,6 +333,7 @@ def run(
     num_envs: int = DEFAULT_ENVS,
     mixed: bool = True,
     progress: bool = False,
+    record: int = 0,
     **rule_options,
 ) -> dict:
     """Play a tournament (module docstring) and return its results as plain data.
@@ -308,6 +347,8 @@ def run(
         num_envs: game slots stepped together.
         mixed: play the mixed table when there is one.
         progress: show a tqdm progress bar (rounds and rounds/s) on stderr.
+        record: keep the game records of this many rounds (module docstring,
+            "Records"; at most every round played); 0: none.
         **rule_options: rules options (``RulesOptions``), e.g. ``uno_penalty=4``.
 
     Returns a JSON-ready dict (``pandas.DataFrame(result["ranking"])`` makes a frame of a list):
@@ -322,7 +363,11 @@ def run(
       against copies of the column agent; None on the diagonal);
     - ``config``: agents, players, rounds, seed, envs, episode unit
       (``"round"`` or ``"match"``), the full rules options and the package version;
-    - ``timing``: seconds playing and rating, rounds played, rounds per second.
+    - ``timing``: seconds playing and rating, rounds played, rounds per second;
+    - ``records`` (with ``record``): per recorded round, in table order: ``table``,
+      ``round`` (its index in the table), ``file`` (the name ``write_outputs``
+      gives it), ``players`` (agent per seat), ``winner`` (the winning seat, None
+      when no one won), ``record`` (the record, for ``hpuno_env.records.replay``).
     """
     import hpuno_env
     from hpuno_env import RulesOptions
@@ -334,20 +379,25 @@ def run(
     rounds = _check_positive_int("rounds", rounds)
     num_envs = _check_positive_int("num_envs", num_envs)
     seed = _check_seed(seed)
+    if isinstance(record, bool) or not isinstance(record, (int, np.integer)) or record < 0:
+        raise ValueError(f"record must be a non-negative int (rounds to record), got {record!r}")
     rules = RulesOptions.from_kwargs(**rule_options)
     labels, policies = load_agents(agents, num_players, seed)
     tables = schedule(labels, num_players, rounds, mixed)
+    record_counts = _spread(min(int(record), rounds * len(tables)), len(tables))
     table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
 
     from tqdm import tqdm
 
     started = time.perf_counter()
-    rows, all_lineups, all_won, all_points, all_truncated = [], [], [], [], []
+    unit = "match" if rules.episode == "match" else "round"
+    rows, records, all_lineups, all_won, all_points, all_truncated = [], [], [], [], [], []
     with tqdm(total=rounds * len(tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
-        for table, table_seed in zip(tables, table_seeds):
+        for number, (table, table_seed, table_records) in enumerate(zip(tables, table_seeds, record_counts), 1):
             bar.set_postfix_str(table.name, refresh=False)
-            played = _play_table(table, policies, num_players, None if table_seed is None else int(table_seed), num_envs, rule_options, bar.update)
+            played = _play_table(table, policies, num_players, None if table_seed is None else int(table_seed), num_envs, rule_options, bar.update, table_records)
             rows.extend(_table_rows(table, played, labels, num_players))
+            records.extend(_record_entries(number, table, played, labels, unit))
             all_lineups.append(played["lineups"])
             all_won.append(played["won"])
             all_points.append(played["points"])
@@ -395,7 +445,7 @@ def run(
             "rounds_per_table": rounds,
             "seed": seed,
             "num_envs": num_envs,
-            "unit": "match" if rules.episode == "match" else "round",
+            "unit": unit,
             "rules": rules.as_dict(),
             "version": hpuno_env.__version__,
         },
@@ -406,7 +456,35 @@ def run(
             "truncated": int(np.concatenate(all_truncated).sum()),
             "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
         },
+        **({"records": records} if record else {}),
     }
+
+
+def _spread(count: int, parts: int) -> list[int]:
+    """``count`` split into ``parts`` near-equal shares, the larger ones first."""
+    share, extra = divmod(count, parts)
+    return [share + (part < extra) for part in range(parts)]
+
+
+def _record_entries(number: int, table: Table, played: dict, labels: list[str], unit: str) -> list[dict]:
+    """``run``'s ``records`` entries of table ``number`` (from 1): each record labelled with its
+    agents per seat and its place in the tournament."""
+    entries = []
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", table.name).strip("-")  # a file name on every system
+    width = len(str(len(table.lineups) - 1))
+    for round_index, kept in sorted(played["records"].items()):
+        players = [labels[agent] for agent in table.lineups[round_index]]
+        won = np.flatnonzero(played["won"][round_index])
+        kept = {**kept, "players": players, "tournament": {"table": table.name, "round": round_index}}
+        entries.append({
+            "table": table.name,
+            "round": round_index,
+            "file": f"{number:02d}-{slug}-{unit}{round_index:0{width}d}.json",
+            "players": players,
+            "winner": int(won[0]) if len(won) == 1 else None,
+            "record": kept,
+        })
+    return entries
 
 
 # ------------------------------------------------------------ reporting
@@ -505,8 +583,11 @@ def plot_ratings(result: dict, ax=None):
 
 
 def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str | None = None) -> list[str]:
-    """Write results.csv (the per-table rows), results.json (everything, and the command) and,
-    with ``plot``, tournament_pairwise.png and tournament_ratings.png into out_dir. Returns the paths."""
+    """Write results.csv (the per-table rows), results.json (everything, and the command; of the
+    records only their list), with ``plot`` tournament_pairwise.png and tournament_ratings.png, and
+    each of ``result["records"]`` as ``records/<its file>`` into out_dir. Returns the paths."""
+    from hpuno_env.records import save_record
+
     os.makedirs(out_dir, exist_ok=True)
     paths = []
     csv_path = os.path.join(out_dir, "results.csv")
@@ -516,10 +597,16 @@ def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str |
         writer.writerows(result["rows"])
     paths.append(csv_path)
     json_path = os.path.join(out_dir, "results.json")
+    records = result.get("records", [])
+    listed = {"records": [{key: value for key, value in entry.items() if key != "record"} for entry in records]} if records else {}
     with open(json_path, "w") as handle:
-        json.dump({"command": command, **result}, handle, indent=2)
+        json.dump({"command": command, **result, **listed}, handle, indent=2)
         handle.write("\n")
     paths.append(json_path)
+    for entry in records:
+        path = os.path.join(out_dir, "records", entry["file"])
+        save_record(entry["record"], path)
+        paths.append(path)
     if plot:
         for name, draw in (("tournament_pairwise.png", plot_pairwise), ("tournament_ratings.png", plot_ratings)):
             path = os.path.join(out_dir, name)
@@ -556,6 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-mixed", action="store_true", help="skip the mixed table")
     parser.add_argument("--out", metavar="DIR", help="write results.csv and results.json (and, with --plot, PNG pictures) here")
     parser.add_argument("--plot", action="store_true", help="with --out: draw the pairwise win-rate matrix and the ratings")
+    parser.add_argument("--record", type=int, default=0, metavar="N",
+                        help="with --out: save the game records of N rounds (spread evenly over the tables, each table's first "
+                             "rounds) as DIR/records/<table>-round<r>.json; replay one with python -m hpuno_env.replay FILE")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
     return parser
 
@@ -566,6 +656,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.plot and not args.out:
         parser.error("--plot needs --out DIR (where the pictures go)")
+    if args.record and not args.out:
+        parser.error("--record needs --out DIR (the records go in DIR/records/)")
     try:
         rules = parse_rules(args.rule)
         if args.episode is not None:
@@ -580,18 +672,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_num_players(args.players)
         _check_positive_int("--rounds", args.rounds)
         _check_positive_int("--envs", args.envs)
+        if args.record < 0:
+            raise ValueError(f"--record must be a non-negative int, got {args.record}")
         if args.seed < 0:
             raise ValueError(f"--seed must be a non-negative int, got {args.seed}")
         labels, policies = load_agents(args.agents, args.players, args.seed)
     except (ValueError, TypeError) as error:
         parser.error(str(error))
     progress = not args.quiet and sys.stderr.isatty()
-    result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, **rules)
+    result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, args.record, **rules)
     print(format_report(result))
     if args.out:
         command = " ".join(["python -m agents.tournament"] + [shlex.quote(arg) for arg in argv])
-        for path in write_outputs(result, args.out, args.plot, command):
-            print(f"wrote {path}")
+        records_dir = os.path.join(args.out, "records")
+        paths = write_outputs(result, args.out, args.plot, command)
+        for path in paths:
+            if os.path.dirname(path) != records_dir:
+                print(f"wrote {path}")
+        if result.get("records"):
+            print(f"wrote {len(result['records'])} game records in {records_dir} (python -m hpuno_env.replay FILE replays one)")
     return 0
 
 

@@ -129,6 +129,8 @@ def test_match_episodes_report_matches():
     (["heuristic", "random", "--rule", "uno_penalty=lots"], "uno_penalty"),
     (["heuristic", "random", "--rule", "episode=round", "--episode", "match"], "contradicts"),
     (["heuristic", "random", "--plot"], "--out"),
+    (["heuristic", "random", "--record", "3"], "--out"),
+    (["heuristic", "random", "--record", "-3", "--out", "unused"], "--record"),
     (["heuristic", "/no/such/agent.safetensors"], "no such file"),
 ])
 def test_command_line_refuses_bad_input_with_exit_code_2(argv, message, capsys):
@@ -162,3 +164,84 @@ def test_command_line_end_to_end_with_out_and_plot(tmp_path):
         assert float(row["win_rate"]) == pytest.approx(expected["win_rate"])
     for picture in ("tournament_pairwise.png", "tournament_ratings.png"):
         assert (out / picture).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------ game records (record=N, --record N)
+
+
+def replayed_winners(record) -> list[int]:
+    """Replay ``record`` to its end; the seats its last decision's events name as winners."""
+    from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
+    from hpuno_env.records import Replay
+
+    replaying = Replay(record)
+    for _ in replaying:
+        pass
+    kind = EV_MATCH_END if record["options"]["episode"] == "match" else EV_ROUND_END
+    return [int(event[1]) for event in replaying.engine.events(0) if event[0] == kind]
+
+
+def test_records_change_nothing_and_replay_to_the_winner_counted():
+    # 2 slots and 16-round chunks: the 20 records come from several games per slot and from two chunks.
+    plain = tournament.run(["heuristic", "random-play"], num_players=2, rounds=30, seed=5, num_envs=2)
+    recorded = tournament.run(["heuristic", "random-play"], num_players=2, rounds=30, seed=5, num_envs=2, record=20)
+    for key in ("ranking", "rows", "pairwise", "tables", "config"):
+        assert plain[key] == recorded[key]
+    assert "records" not in plain
+    entries = recorded["records"]
+    assert [entry["round"] for entry in entries] == list(range(20))
+    assert entries[3]["file"] == "01-heuristic-vs-random-play-round03.json"
+    wins = 0
+    for entry in entries:
+        lone_seat = entry["round"] % 2  # evaluate.rotating_lineups: the first agent sits in seat r % N
+        assert entry["players"][lone_seat] == "heuristic" and entry["players"][1 - lone_seat] == "random-play"
+        assert entry["record"]["players"] == entry["players"] and entry["record"]["outcome"] == "terminated"
+        assert replayed_winners(entry["record"]) == [entry["winner"]]
+        wins += entry["players"][entry["winner"]] == "heuristic"
+    assert wins > 10  # the heuristic wins ~80% against random-play
+    # Whole matches are recorded whole; the records are spread over the tables.
+    matches = tournament.run(["heuristic", "random-play", "random"], num_players=2, rounds=3, seed=1, num_envs=2,
+                             record=4, episode="match", target_score=200)
+    assert [(entry["table"], entry["round"]) for entry in matches["records"]] == [
+        ("heuristic vs random-play", 0), ("heuristic vs random-play", 1), ("heuristic vs random", 0), ("random-play vs random", 0)]
+    assert matches["records"][0]["file"] == "01-heuristic-vs-random-play-match0.json"
+    for entry in matches["records"]:
+        assert replayed_winners(entry["record"]) == [entry["winner"]]
+    assert any(len(entry["record"]["rounds"]) > 1 for entry in matches["records"])  # matches of several rounds
+    capped = tournament.run(["heuristic", "random-play"], num_players=2, rounds=2, seed=0, num_envs=2, record=9)
+    assert len(capped["records"]) == 2  # at most every round played
+
+
+def test_records_and_observers_reject_bad_input():
+    from agents.evaluate import play_rounds, rotating_lineups
+
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="record"):
+            tournament.run(["heuristic", "random"], rounds=4, record=bad)
+    policies = [agents.load("random", 2), agents.load("random", 2)]
+    with pytest.raises(TypeError, match="observers must be"):
+        play_rounds(policies, rotating_lineups(2, 2), 2, observers=42)
+    with pytest.raises(TypeError, match=r"observers\(engine\)\[0\]"):
+        play_rounds(policies, rotating_lineups(2, 2), 2, observers=lambda engine: [object()])
+
+
+def test_command_line_saves_records_that_replay_to_the_winner_counted(tmp_path):
+    from hpuno_env.records import load_record, replay
+
+    out = tmp_path / "results"
+    command = [sys.executable, "-m", "agents.tournament", "heuristic", "random-play", "random",
+               "--rounds", "12", "--seed", "2", "--envs", "4", "--record", "3", "--out", str(out)]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert "wrote 3 game records" in finished.stdout
+    listed = json.loads((out / "results.json").read_text())["records"]
+    assert sorted(path.name for path in (out / "records").iterdir()) == [entry["file"] for entry in listed] == [
+        "01-heuristic-vs-random-play-round00.json", "02-heuristic-vs-random-round00.json", "03-random-play-vs-random-round00.json"]
+    for entry in listed:
+        assert "record" not in entry  # results.json lists the records; the files hold them
+        record = load_record(out / "records" / entry["file"])
+        assert record["players"] == entry["players"] == entry["table"].split(" vs ")  # round 0: the lone agent in seat 0
+        assert record["tournament"] == {"table": entry["table"], "round": 0}
+        states = list(replay(record))
+        assert states[-1]["phase"] == "over" and len(states) == 1 + len(record["rounds"][0]["decisions"])
+        assert replayed_winners(record) == [entry["winner"]]
