@@ -13,11 +13,11 @@ from hpuno_env.encoding import observation_size
 _observation_width = functools.lru_cache(maxsize=None)(observation_size)
 
 
-def check_batch(observations, action_masks, num_players: int | None = None) -> np.ndarray:
+def check_batch(observations, action_masks, num_players: int) -> np.ndarray:
     """Return the masks as a bool array (B, 75), or raise ValueError for a bad batch.
 
-    With ``num_players`` (every built-in agent passes its own), observations
-    of another player count are refused: their width differs
+    Observations of another player count than the agent's ``num_players`` are
+    refused: their width differs
     (``hpuno_env.observation_size``), and reading them with the wrong layout
     would silently pick actions from the wrong fields.
     """
@@ -27,7 +27,7 @@ def check_batch(observations, action_masks, num_players: int | None = None) -> n
         raise ValueError(f"action_masks must have shape (B, {NUM_ACTIONS}), got {masks.shape}")
     if observations.ndim != 2 or observations.shape[0] != masks.shape[0]:
         raise ValueError(f"observations must have shape (B, obs_size) with B = {masks.shape[0]}, got {observations.shape}")
-    if num_players is not None and observations.shape[1] != _observation_width(num_players):
+    if observations.shape[1] != _observation_width(num_players):
         raise ValueError(
             f"observations have width {observations.shape[1]}, but this agent plays {num_players}-player games, "
             f"whose observations have width {_observation_width(num_players)}: load the agent with the game's num_players"
