@@ -440,6 +440,14 @@ def test_gymnasium_vector_env():
 def test_registered_with_pettingzoo():
     import pettingzoo
 
+    if not callable(getattr(pettingzoo, "make", None)):
+        # PettingZoo 1.26 (what AgileRL pins) has no registry: the env module imported above
+        # without registering, and env() is the way in.
+        assert not hasattr(pettingzoo, "aec_registry")
+        env = hpuno_env.env(num_players=3)
+        env.reset(seed=0)
+        assert env.unwrapped.metadata["name"] == "hpuno_v0" and len(env.agents) == 3
+        return
     env = pettingzoo.make("aec", "hpuno/hpuno-v0", num_players=3)
     env.reset(seed=0)
     assert env.unwrapped.metadata["name"] == "hpuno_v0" and len(env.agents) == 3
