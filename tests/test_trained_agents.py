@@ -141,7 +141,7 @@ def test_shipped_agent_is_a_safetensors_file_for_two_players():
     assert "ppo_2p" in agents.available()
     described = agents.load("ppo_2p", num_players=2).describe()
     assert described["num_players"] == 2 and described["network"]["hidden_sizes"] == [256, 256]
-    assert described["training"]["timesteps"] == 7004160  # the ppo_2p of issue 7 (README: how the shipped agents were trained)
+    assert described["training"]["timesteps"] == 9502720  # the ppo_2p of issue 7 (README: how the shipped agents were trained)
     with pytest.raises(ValueError, match="made for 2-player games"):
         agents.load("ppo_2p", num_players=4)
 
