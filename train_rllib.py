@@ -25,8 +25,12 @@ import os
 import time
 from dataclasses import dataclass, field
 
-import ray
 import torch
+
+try:
+    import ray
+except ImportError as error:  # the optional extra: say how to get it instead of a bare traceback
+    raise SystemExit('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]"') from error
 
 import agents
 from agents.evaluate import win_rate
