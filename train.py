@@ -5,6 +5,7 @@
     python train.py --warm-start heuristic --opponent heuristic   # clone the heuristic first, then PPO against it
     python train.py --opponent self                  # self-play: opponents use the live weights
     python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
+    python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
     python train.py --help                           # every option and its default
 
 Reads top to bottom: options (the ``Args`` dataclass), the output folder and
@@ -79,6 +80,8 @@ class Args:
     rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none); PPO settings are the checkpoint's")
+    overwrite: bool = option(False, "start a new run in an OUT that already holds one (OUT/checkpoint.zip): its checkpoint, "
+                                    "logs and agent are replaced. Without it, a new run there is refused")
     seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
     # ---- warm start (a fresh run only; agents/imitation.py)
     warm_start: str = option("none", "before PPO, fit the new network to this player's decisions (behaviour cloning: the actor "
@@ -170,9 +173,20 @@ def check_args(args: Args) -> str | None:
         return f"--hold-out {args.hold_out} is also the --opponent: hold out another player, or none"
     if args.hold_out == args.warm_start:
         return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
+    for flag, name in (("--opponent", args.opponent), ("--warm-start", args.warm_start)):
+        if name not in ("self", "league", "none"):
+            try:  # loaded now, before anything is written, so a 4-player agent or a corrupt file is refused here
+                agents.load(name, num_players=args.players)
+            except ValueError as error:
+                return f"{flag} {name}: {error}"
     checkpoint = os.path.join(args.out, "checkpoint.zip")
+    if args.resume and args.overwrite:
+        return "--resume and --overwrite contradict each other: continue the run in --out, or start it over"
     if args.resume and not os.path.isfile(checkpoint):
         return f"--resume: no checkpoint at {checkpoint} (train without --resume to start a new run there)"
+    if not args.resume and not args.overwrite and os.path.isfile(checkpoint):
+        return (f"{checkpoint} already holds a run: pass --resume to continue it, --overwrite to start over "
+                f"(replacing it), or choose another --out")
     return None
 
 
@@ -209,11 +223,11 @@ def write_json(path: str, document: dict) -> None:
 
 
 class CsvLog:
-    """Rows appended to a CSV file with fixed columns (a resumed run appends to its own file)."""
+    """Rows appended to a CSV file with fixed columns (a resumed run appends to its own file; a new run starts it over)."""
 
-    def __init__(self, path: str, columns: list[str]):
+    def __init__(self, path: str, columns: list[str], append: bool):
         self.path, self.columns = path, columns
-        if os.path.isfile(path) and os.path.getsize(path) > 0:
+        if append and os.path.isfile(path) and os.path.getsize(path) > 0:
             with open(path, newline="") as file:
                 header = next(csv.reader(file), [])
             if header != columns:
@@ -268,8 +282,8 @@ class Training(BaseCallback):
         super().__init__()
         self.args, self.learner, self.curve_opponents, self.league = args, learner, curve_opponents, league
         self.timed_env, self.save_checkpoint, self.make_snapshot, self.rules = timed_env, save_checkpoint, make_snapshot, rules
-        self.losses = CsvLog(os.path.join(args.out, "losses.csv"), LOSS_COLUMNS)
-        self.evaluations = CsvLog(os.path.join(args.out, "evaluations.csv"), EVALUATION_COLUMNS)
+        self.losses = CsvLog(os.path.join(args.out, "losses.csv"), LOSS_COLUMNS, append=args.resume)
+        self.evaluations = CsvLog(os.path.join(args.out, "evaluations.csv"), EVALUATION_COLUMNS, append=args.resume)
         self.started = time.perf_counter()
         self.wall_offset = wall_offset  # seconds the run had taken before PPO in this process (a resume, a warm start)
         self.evaluate_at_start = evaluate_at_start  # the learning curve's point at step 0 (after a warm start)
@@ -410,7 +424,11 @@ def main(argv: list[str] | None = None) -> int:
     scale = observation_scale(args.players) if args.scale_observations else None
 
     # ---- output folder and config.json
-    os.makedirs(os.path.join(args.out, "league"), exist_ok=True)
+    try:
+        os.makedirs(os.path.join(args.out, "league"), exist_ok=True)
+    except OSError as error:  # e.g. under /proc, read-only, or --out names a file
+        print(f"error: cannot create the output folder --out {args.out}: {error}", file=sys.stderr)
+        return 2
     checkpoint_path = os.path.join(args.out, "checkpoint.zip")
     state_path = os.path.join(args.out, "checkpoint.json")
     state = {}

@@ -176,3 +176,44 @@ def test_checkpoints_are_replaced_atomically(tmp_path):
     assert path.read_bytes() == b"the previous checkpoint" and os.listdir(tmp_path) == ["checkpoint.zip"]
     train.write_atomically(str(path), lambda temporary: pathlib.Path(temporary).write_bytes(b"the new one"))
     assert path.read_bytes() == b"the new one" and os.listdir(tmp_path) == ["checkpoint.zip"]
+
+
+def test_a_new_run_where_a_checkpoint_is_is_refused_unless_overwrite(tmp_path, capsys):
+    checkpoint = tmp_path / "checkpoint.zip"
+    checkpoint.write_bytes(b"an earlier run")
+    with pytest.raises(SystemExit) as exit_:
+        train.parse_args(["--out", str(tmp_path)])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"{checkpoint} already holds a run" in error
+    assert "--resume" in error and "--overwrite" in error and "another --out" in error
+    with pytest.raises(SystemExit) as exit_:
+        train.parse_args(["--out", str(tmp_path), "--resume", "--overwrite"])
+    assert exit_.value.code == 2 and "contradict" in capsys.readouterr().err
+    assert train.parse_args(["--out", str(tmp_path), "--overwrite"]).overwrite
+    assert train.parse_args(["--out", str(tmp_path), "--resume"]).resume
+    assert os.listdir(tmp_path) == ["checkpoint.zip"] and checkpoint.read_bytes() == b"an earlier run"  # nothing written
+
+
+def test_an_unloadable_opponent_or_teacher_is_refused_before_anything_is_written(tmp_path, capsys):
+    corrupt = tmp_path / "corrupt.safetensors"
+    corrupt.write_bytes(b"not an agent at all")
+    out = tmp_path / "run"
+    four_player = next(name for name in agents.available() if name.endswith("_4p"))
+    for argv, message in [
+        (["--opponent", four_player], f"--opponent {four_player}: "),
+        (["--opponent", str(corrupt)], f"--opponent {corrupt}: "),
+        (["--warm-start", four_player], f"--warm-start {four_player}: "),
+    ]:
+        with pytest.raises(SystemExit) as exit_:
+            train.parse_args([*argv, "--out", str(out)])
+        error = capsys.readouterr().err
+        assert exit_.value.code == 2 and message in error and "Traceback" not in error, (argv, error)
+    assert not out.exists()
+    assert train.parse_args(["--opponent", "heuristic", "--out", str(out)]).opponent == "heuristic"  # a loadable one passes
+
+
+def test_an_output_folder_that_cannot_be_created_is_a_clean_error(tmp_path, capsys):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    assert train.main(["--out", str(not_a_folder / "run")]) == 2
+    assert f"error: cannot create the output folder --out {not_a_folder / 'run'}" in capsys.readouterr().err
