@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
+import zipfile
 
 import numpy as np
 
 from hpuno_env import VectorEngine
+from hpuno_env.options import check_num_players
 
 from .trained import TrainedAgent, export
 
@@ -89,10 +92,24 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.verify_steps < 0:
         parser.error(f"--verify-steps must be >= 0, got {args.verify_steps}")
+    # Everything that can be checked is checked before the (slow, unpickling) load.
+    try:
+        check_num_players(args.players)
+    except ValueError as error:
+        parser.error(f"--players: {error}")
+    if not args.out.endswith(".safetensors"):
+        parser.error(f"out must end in .safetensors, got {args.out!r}")
+    if not os.path.isfile(args.checkpoint):
+        parser.error(f"no checkpoint file at {args.checkpoint!r}")
+    if not zipfile.is_zipfile(args.checkpoint):
+        parser.error(f"{args.checkpoint!r} is not an SB3 checkpoint (.zip made by model.save / train.py)")
 
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO.load(args.checkpoint, device="cpu")  # unpickles: the user's own file, as documented above
+    try:
+        model = MaskablePPO.load(args.checkpoint, device="cpu")  # unpickles: the user's own file, as documented above
+    except Exception as error:  # a zip that is not a MaskablePPO save: say so instead of SB3's traceback
+        parser.error(f"cannot load {args.checkpoint!r} as a MaskablePPO checkpoint: {type(error).__name__}: {error}")
     # "command" is what trained the checkpoint (unknown unless given), not this conversion.
     training = {"command": args.command, "converted_from": args.checkpoint, "exported_with": shlex.join(["python", "-m", "agents.export", *sys.argv[1:]])}
     try:

@@ -364,3 +364,31 @@ def test_export_command_converts_a_checkpoint(model, tmp_path, capsys):
     assert described["training"]["command"] == "python train.py" and described["training"]["converted_from"] == str(checkpoint)
     with pytest.raises(ValueError, match="python -m agents.export"):
         agents.load(str(checkpoint), num_players=2)
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["{missing}", "{out}", "--players", "2"], "no checkpoint file"),
+        (["{not_zip}", "{out}", "--players", "2"], "is not an SB3 checkpoint"),
+        (["{checkpoint}", "{out}", "--players", "12"], "--players"),
+        (["{checkpoint}", "{txt}", "--players", "2"], "must end in .safetensors"),
+        (["{foreign_zip}", "{out}", "--players", "2"], "cannot load"),
+    ],
+)
+def test_export_command_refuses_bad_input_before_writing(model, tmp_path, capsys, arguments, message):
+    import zipfile
+
+    checkpoint = tmp_path / "checkpoint.zip"
+    model.save(checkpoint)
+    (tmp_path / "not_zip.json").write_text("{}")
+    with zipfile.ZipFile(tmp_path / "foreign.zip", "w") as archive:
+        archive.writestr("readme.txt", "not a model")
+    paths = {
+        "missing": tmp_path / "missing.zip", "not_zip": tmp_path / "not_zip.json", "checkpoint": checkpoint,
+        "foreign_zip": tmp_path / "foreign.zip", "out": tmp_path / "agent.safetensors", "txt": tmp_path / "agent.txt",
+    }
+    with pytest.raises(SystemExit) as exit_info:
+        export_cli.main([argument.format(**{key: str(value) for key, value in paths.items()}) for argument in arguments])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    assert not paths["out"].exists() and not paths["txt"].exists()
