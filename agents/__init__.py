@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 
+from hpuno_env.options import check_num_players
+
 from .heuristic import HeuristicAgent
 from .heuristic_v0 import HeuristicV0Agent
 from .random_agent import RandomAgent
@@ -30,8 +32,7 @@ def available() -> list[str]:
 
 def load(name_or_path: str, num_players: int = 4, seed: int | None = None):
     """A policy with ``act(observations, action_masks) -> actions`` for games of num_players."""
-    if not isinstance(num_players, int) or isinstance(num_players, bool) or not 2 <= num_players <= 10:
-        raise ValueError(f"num_players must be an int in [2, 10], got {num_players!r}")
+    num_players = check_num_players(num_players)
     if name_or_path in BUILT_IN:
         return BUILT_IN[name_or_path](num_players=num_players, seed=seed)
     if name_or_path in SHIPPED:

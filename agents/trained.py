@@ -82,7 +82,7 @@ from torch import nn
 
 from hpuno_env.cards import NUM_ACTIONS
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
-from hpuno_env.options import RulesOptions
+from hpuno_env.options import RulesOptions, check_num_players
 
 from ._base import SeededAgent
 from ._checks import check_batch
@@ -151,7 +151,7 @@ class TrainedAgent(SeededAgent):
     @classmethod
     def load(cls, path: str, num_players: int, seed: int | None = None, deterministic: bool = True) -> "TrainedAgent":
         """Read an agent file made by ``export`` for games of num_players; never runs code from the file."""
-        _check_num_players(num_players)
+        num_players = check_num_players(num_players)
         path = os.fspath(path)
         metadata, tensors = _read_agent_file(path)
         _check_metadata(metadata, path, num_players)
@@ -164,7 +164,7 @@ class TrainedAgent(SeededAgent):
         observation_scale=None, observation_shift=None,
     ) -> "TrainedAgent":
         """Act with a live MaskablePPO model's current weights (shared, not copied: updates show at once)."""
-        _check_num_players(num_players)
+        num_players = check_num_players(num_players)
         architecture = _model_architecture(model, num_players)
         policy = model.policy
         device = policy.action_net.weight.device
@@ -217,7 +217,7 @@ def export(
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ValueError(f"path's folder {folder!r} does not exist")
-    _check_num_players(num_players)
+    num_players = check_num_players(num_players)
     for name, value in (("training", training), ("evaluation", evaluation)):
         if value is not None and not isinstance(value, dict):
             raise TypeError(f"{name} must be a dict or None, got {type(value).__name__}")
@@ -252,9 +252,6 @@ def export(
 # ---- writing: what a live model is, checked
 
 
-def _check_num_players(num_players) -> None:
-    if not isinstance(num_players, int) or isinstance(num_players, bool) or not 2 <= num_players <= 10:
-        raise ValueError(f"num_players must be an int in [2, 10], got {num_players!r}")
 
 
 def _model_architecture(model, num_players: int) -> dict:

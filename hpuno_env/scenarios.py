@@ -49,6 +49,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from .cards import CARD_COLOR, CARD_COPIES, CARD_INDEX, CARD_LABELS, CARD_RANK, DECK_SIZE
+from .options import check_num_players
 
 __all__ = ["stacked_deck"]
 
@@ -110,8 +111,7 @@ def stacked_deck(num_players: int, dealer: int, hands=None, starter: str | None 
         ValueError: a bad label, a hand of more than 7 cards, or more copies of
             a card requested than the deck holds (``cards.CARD_COPIES``).
     """
-    if isinstance(num_players, bool) or not isinstance(num_players, int) or not 2 <= num_players <= 10:
-        raise ValueError(f"num_players must be an int in [2, 10], got {num_players!r}")
+    num_players = check_num_players(num_players)
     if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < num_players:
         raise ValueError(f"dealer must be a seat in [0, {num_players}), got {dealer!r}")
     by_seat = _hands_by_seat(num_players, hands)
