@@ -4,6 +4,8 @@
     python train.py --players 4 --opponent league --timesteps 3000000
     python train.py --warm-start heuristic --opponent heuristic   # clone the heuristic first, then PPO against it
     python train.py --opponent self                  # self-play: opponents use the live weights
+    python train.py --opponent heuristic=3,random-play=1 # a mixture: each game's opponents drawn by these weights
+    python train.py --final-learning-rate 0           # anneal the learning rate linearly to 0 by --timesteps
     python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
     python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
     python train.py --help                           # every option and its default
@@ -45,6 +47,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
+from stable_baselines3.common.utils import LinearSchedule
 from stable_baselines3.common.vec_env import VecEnvWrapper, VecMonitor
 from tqdm import tqdm
 
@@ -52,7 +55,7 @@ import agents
 import hpuno_env
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
-from agents.league import League
+from agents.league import League, Mixture
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv, RulesOptions
 from hpuno_env.encoding import observation_scale
@@ -76,10 +79,13 @@ class Args:
     envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
     opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
                                      "sampling), league (agents/league.py: snapshots of the learner, heuristic, random-play "
-                                     "and the live weights, drawn per game and seat), or a saved agent file's path")
+                                     "and the live weights, drawn per game and seat), a saved agent file's path, or a mixture "
+                                     "NAME=WEIGHT,NAME=WEIGHT of those players and files (each game's opponents all drawn from "
+                                     "one of them with probability proportional to its weight: agents.league.Mixture)")
     rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
-    resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none); PPO settings are the checkpoint's")
+    resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none); PPO settings are the checkpoint's, "
+                                  "except a learning-rate schedule given with --final-learning-rate")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one (OUT/checkpoint.zip): its checkpoint, "
                                     "logs and agent are replaced. Without it, a new run there is refused")
     seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
@@ -90,7 +96,10 @@ class Args:
     warm_start_decisions: int = option(400_000, "decisions of the --warm-start player (playing every seat) to fit")
     warm_start_epochs: int = option(5, "passes over those decisions (Adam, lr 1e-3, minibatch 1024)")
     # ---- PPO
-    learning_rate: float = option(3e-4, "Adam step size")
+    learning_rate: float = option(3e-4, "Adam step size (at step 0, if --final-learning-rate anneals it)")
+    final_learning_rate: float | None = option(None, "anneal the step size linearly from --learning-rate at step 0 to this "
+                                                     "at --timesteps (none: constant). Given with --resume, this schedule "
+                                                     "replaces the checkpoint's, at the checkpoint's step count")
     n_steps: int = option(64, "decisions per game slot in each rollout (a rollout is n_steps * envs learner steps)")
     batch_size: int = option(2048, "minibatch size of the update (capped at n_steps * envs)")
     n_epochs: int = option(4, "passes over each rollout in the update")
@@ -123,7 +132,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
         if spec.type in ("bool", bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default, help=spec.metadata["help"])
         else:
-            kind = {"int": int, "float": float, "str": str}[spec.type]
+            kind = {"int": int, "float": float, "float | None": float, "str": str}[spec.type]
             parser.add_argument(flag, type=kind, default=spec.default, help=spec.metadata["help"], metavar=spec.name.upper())
     args = Args(**vars(parser.parse_args(argv)))
     problem = check_args(args)
@@ -153,6 +162,8 @@ def check_args(args: Args) -> str | None:
     for name in ("learning_rate", "gamma", "gae_lambda", "clip_range"):
         if not 0 < getattr(args, name) <= 1:
             return f"--{name.replace('_', '-')} must be in (0, 1], got {getattr(args, name)}"
+    if args.final_learning_rate is not None and not 0 <= args.final_learning_rate <= 1:
+        return f"--final-learning-rate must be in [0, 1], got {args.final_learning_rate}"
     if not 0 <= args.league_margin < 1:
         return f"--league-margin must be in [0, 1), got {args.league_margin}"
     if args.ent_coef < 0:
@@ -163,17 +174,22 @@ def check_args(args: Args) -> str | None:
         rules_options(args)
     except (ValueError, TypeError) as error:
         return f"--rules: {error}"
-    if args.opponent not in OPPONENT_CHOICES and args.opponent not in agents.available() and not os.path.isfile(args.opponent):
-        return f"--opponent must be one of {list(OPPONENT_CHOICES)}, a shipped agent {agents.available()} or an agent file, got {args.opponent!r}"
+    try:
+        mixture = opponent_mixture(args.opponent)
+    except ValueError as error:
+        return f"--opponent {args.opponent}: {error}"
+    if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in agents.available() and not os.path.isfile(args.opponent):
+        return (f"--opponent must be one of {list(OPPONENT_CHOICES)}, a shipped agent {agents.available()}, an agent file "
+                f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
     if args.warm_start != "none" and args.warm_start not in agents.available() and not os.path.isfile(args.warm_start):
         return f"--warm-start must be none, a player {agents.available()} or an agent file, got {args.warm_start!r}"
     if args.hold_out != "none" and args.hold_out not in agents.BUILT_IN:
         return f"--hold-out must be a rule-based player {sorted(agents.BUILT_IN)} or none, got {args.hold_out!r}"
-    if args.hold_out == args.opponent:
+    if args.hold_out == args.opponent or args.hold_out in (mixture or {}):
         return f"--hold-out {args.hold_out} is also the --opponent: hold out another player, or none"
     if args.hold_out == args.warm_start:
         return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
-    for flag, name in (("--opponent", args.opponent), ("--warm-start", args.warm_start)):
+    for flag, name in (*(("--opponent", name) for name in (mixture or {args.opponent: 1})), ("--warm-start", args.warm_start)):
         if name not in ("self", "league", "none"):
             try:  # loaded now, before anything is written, so a 4-player agent or a corrupt file is refused here
                 agents.load(name, num_players=args.players)
@@ -188,6 +204,38 @@ def check_args(args: Args) -> str | None:
         return (f"{checkpoint} already holds a run: pass --resume to continue it, --overwrite to start over "
                 f"(replacing it), or choose another --out")
     return None
+
+
+def opponent_mixture(opponent: str) -> dict | None:
+    """--opponent NAME=WEIGHT,... as {name: weight}; None for a single opponent (no '=')."""
+    if "=" not in opponent:
+        return None
+    weights = {}
+    for part in opponent.split(","):
+        name, _, weight = part.partition("=")
+        name = name.strip()
+        if name in ("self", "league"):
+            raise ValueError(f"a mixture holds fixed players and agent files, not {name!r}")
+        if name not in agents.available() and not os.path.isfile(name):
+            raise ValueError(f"{name!r} is neither a player {agents.available()} nor an agent file")
+        if name in weights:
+            raise ValueError(f"{name!r} appears twice")
+        try:
+            weights[name] = float(weight)
+        except ValueError:
+            raise ValueError(f"the weight of {name!r} must be a number, got {weight!r}") from None
+        if not np.isfinite(weights[name]) or weights[name] < 0:
+            raise ValueError(f"the weight of {name!r} must be a non-negative number, got {weight!r}")
+    if sum(weights.values()) <= 0:
+        raise ValueError("the weights give nobody a game")
+    return weights
+
+
+def learning_rate(args: Args):
+    """The step size: a constant, or a linear schedule over the run's --timesteps (SB3's progress_remaining)."""
+    if args.final_learning_rate is None:
+        return args.learning_rate
+    return LinearSchedule(args.learning_rate, args.final_learning_rate, end_fraction=1.0)
 
 
 def rules_options(args: Args) -> dict:
@@ -456,18 +504,21 @@ def main(argv: list[str] | None = None) -> int:
     # ---- model: resume from the checkpoint, or start fresh
     if args.resume:
         try:
-            model = MaskablePPO.load(checkpoint_path, env=env, device="cpu")
+            # a schedule given now replaces the checkpoint's (SB3 rebuilds lr_schedule from learning_rate)
+            schedule = {} if args.final_learning_rate is None else {"learning_rate": learning_rate(args)}
+            model = MaskablePPO.load(checkpoint_path, env=env, device="cpu", **schedule)
         except ValueError as error:  # e.g. observation spaces differ: another --players or --scale-observations
             print(f"error: cannot resume {checkpoint_path} with these options: {error}", file=sys.stderr)
             return 2
         config["resumed_from_timesteps"] = model.num_timesteps
-        print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (PPO settings are the checkpoint's)")
+        print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (PPO settings are the checkpoint's"
+              + ("" if args.final_learning_rate is None else f"; learning rate now {model.lr_schedule(max(0.0, 1 - model.num_timesteps / args.timesteps)):.3g}") + ")")
         if args.warm_start != "none":
             print(f"--warm-start {args.warm_start} ignored: the checkpoint holds the weights")
     else:
         model = MaskablePPO(
             "MlpPolicy", env, n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
-            learning_rate=args.learning_rate, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+            learning_rate=learning_rate(args), gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
             ent_coef=args.ent_coef, policy_kwargs={"net_arch": [int(size) for size in args.net_arch.split(",")]},
             seed=args.seed, device="cpu", verbose=0,
         )
@@ -497,6 +548,8 @@ def main(argv: list[str] | None = None) -> int:
             league.add_snapshot(TrainedAgent.load(os.path.join(args.out, "league", name + ".safetensors"), args.players, deterministic=False), name)
         league.snapshots_added = state.get("snapshots_added", 0)
         league.install(game_env)
+    elif opponent_mixture(args.opponent) is not None:
+        Mixture(opponent_mixture(args.opponent), args.players, seed=args.seed + 1).install(game_env)
     elif args.opponent == "self":
         game_env.set_opponent(live_agent(False, args.seed + 1))
     else:

@@ -175,3 +175,45 @@ class League:
             name = f"snapshot-{self.snapshots_added + 1}"
             added = self.add_snapshot(make_snapshot(name), name).name
         return {"results": results, "strongest": strongest, "added": added}
+
+
+class Mixture:
+    """Fixed opponents drawn per game: every new episode in a game slot draws one of ``names``
+    (with probability proportional to its weight) for all the opponent seats of that game.
+
+    Unlike ``League`` (a draw per seat), each game is a table of one kind, the way players are
+    evaluated (``agents.evaluate``), e.g. ``Mixture({"heuristic": 3, "random-play": 1}, 4)``
+    trains against three heuristics in three games of four and three random-play in the fourth.
+
+    >>> mixture = Mixture({"heuristic": 0.8, "random-play": 0.2}, num_players=4, seed=0)
+    >>> mixture.install(env)                     # env.set_opponents(mixture.policies, mixture)
+    """
+
+    def __init__(self, weights: dict, num_players: int, seed: int | None = None):
+        import agents
+
+        if not weights:
+            raise ValueError("weights must name at least one player")
+        if any(not isinstance(w, (int, float)) or isinstance(w, bool) or not np.isfinite(w) or w < 0 for w in weights.values()):
+            raise ValueError(f"weights must be non-negative numbers, got {weights}")
+        total = float(sum(weights.values()))
+        if total <= 0:
+            raise ValueError(f"weights {weights} give nobody a game")
+        self.names = list(weights)
+        self.shares = np.array([weights[name] / total for name in self.names])
+        streams = np.random.SeedSequence(seed).generate_state(len(self.names))
+        self.policies = [agents.load(name, num_players=num_players, seed=None if seed is None else int(stream))
+                         for name, stream in zip(self.names, streams)]
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, games: np.ndarray) -> np.ndarray:
+        """One member index per game slot: (len(games),)."""
+        return self.rng.choice(len(self.names), size=len(games), p=self.shares)
+
+    def seed(self, seed: int | None) -> None:
+        """Restart the draws' random stream (``SeatBatch.reset(seed)`` calls it)."""
+        self.rng = np.random.default_rng(seed)
+
+    def install(self, env) -> None:
+        """Make the mixture play the opponents of ``env`` (a vector env or ``SeatBatch``)."""
+        env.set_opponents(self.policies, self)

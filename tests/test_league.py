@@ -113,3 +113,33 @@ def test_a_snapshot_is_added_only_when_the_learner_beats_the_strongest_member():
     # the snapshot (uniform random) is now in the pool, but the strongest is still random-play
     again = league.consider_snapshot(agents.load("heuristic", 2, seed=1), make_snapshot=lambda name: UniformRandomPolicy(2), rounds=100, seed=2)
     assert set(again["results"]) == {"random-play", "snapshot-1"} and again["strongest"] == "random-play"
+
+
+def test_a_mixture_draws_one_player_per_game_with_its_share():
+    from agents.league import Mixture
+
+    mixture = Mixture({"heuristic": 3, "random-play": 1, "random": 0}, num_players=4, seed=0)
+    assert [type(policy).__name__ for policy in mixture.policies] == [type(agents.load(name, 4)).__name__
+                                                                      for name in ("heuristic", "random-play", "random")]
+    batch = SeatBatch(num_envs=64, num_players=4, learner_seat="random", seed=0, max_turns=45)
+    mixture.install(batch)
+    draws = opponent_seat_draws(batch, steps=400, seed=1)
+    games = np.array([row[row >= 0][0] for row in draws])
+    assert len(draws) > 1000
+    assert all((row[row >= 0] == row[row >= 0][0]).all() for row in draws)  # every opponent seat of a game: one player
+    counts = np.bincount(games, minlength=3)
+    expected = len(games) * np.array([0.75, 0.25, 0.0])
+    assert counts[2] == 0 and (np.abs(counts - expected) < 4.5 * np.sqrt(len(games) * 0.75 * 0.25)).all(), (counts, expected)
+
+
+@pytest.mark.parametrize("weights, message", [
+    ({}, "at least one"),
+    ({"heuristic": -1}, "non-negative"),
+    ({"heuristic": 0}, "nobody"),
+    ({"heuristic": float("nan")}, "non-negative"),
+])
+def test_bad_mixtures_are_refused(weights, message):
+    from agents.league import Mixture
+
+    with pytest.raises(ValueError, match=message):
+        Mixture(weights, num_players=2)

@@ -119,6 +119,21 @@ def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resum
     assert "warm_start" not in json.loads((out / "config.json").read_text())
 
 
+def test_a_mixture_of_opponents_and_an_annealed_learning_rate_that_resume_can_replace(tmp_path):
+    out = tmp_path / "run"
+    stdout = run_train("--timesteps", "1024", "--eval-every", "0", "--opponent", "heuristic=3,random-play=1", "--learning-rate", "0.001",
+                       "--final-learning-rate", "0", "--out", str(out), *TINY)
+    assert "opponent heuristic=3,random-play=1" in stdout
+    # SB3 sets the step size before each update from the share of --timesteps still to go: 1/2, then 0
+    assert [float(row["learning_rate"]) for row in read_csv(out / "losses.csv")] == pytest.approx([5e-4, 0.0])
+
+    # a resumed run with a schedule anneals from the checkpoint's step count over the new --timesteps
+    resumed = run_train("--timesteps", "2048", "--eval-every", "0", "--opponent", "heuristic", "--learning-rate", "0.002",
+                        "--final-learning-rate", "0.001", "--out", str(out), "--resume", *TINY)
+    assert "learning rate now 0.0015" in resumed
+    assert [float(row["learning_rate"]) for row in read_csv(out / "losses.csv")] == pytest.approx([5e-4, 0.0, 1.25e-3, 1e-3])
+
+
 def test_help_explains_every_option_and_its_default(capsys):
     with pytest.raises(SystemExit) as exit_:
         train.parse_args(["--help"])
@@ -147,6 +162,14 @@ def test_help_explains_every_option_and_its_default(capsys):
     (["--warm-start", "nobody"], "--warm-start must be none, a player"),
     (["--warm-start-decisions", "0"], "--warm-start-decisions must be a positive integer"),
     (["--warm-start", "heuristic-v0"], "--hold-out heuristic-v0 is also the --warm-start teacher"),
+    (["--final-learning-rate", "-0.1"], "--final-learning-rate must be in [0, 1]"),
+    (["--opponent", "heuristic=3,nobody=1"], "'nobody' is neither a player"),
+    (["--opponent", "heuristic=x"], "the weight of 'heuristic' must be a number"),
+    (["--opponent", "heuristic=-1,random=1"], "must be a non-negative number"),
+    (["--opponent", "heuristic=0"], "the weights give nobody a game"),
+    (["--opponent", "heuristic=1,heuristic=2"], "'heuristic' appears twice"),
+    (["--opponent", "self=1,heuristic=1"], "a mixture holds fixed players"),
+    (["--opponent", "heuristic=1,heuristic-v0=1"], "--hold-out heuristic-v0 is also the --opponent"),
 ])
 def test_bad_options_are_refused_naming_them(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
