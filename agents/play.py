@@ -25,13 +25,16 @@ shows it again.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
 
 import numpy as np
 import torch
 
 from hpuno_env import ACTION_LABELS, VectorEngine, kernel
+from hpuno_env._output import file_problem
 from hpuno_env.cards import CARD_LABELS, CHALLENGE, CATCH, TARGET_BASE
 from hpuno_env.records import Recorder, save_record
 from hpuno_env.render import describe_events, render_ansi
@@ -271,6 +274,9 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     path = args.record or time.strftime("hpuno-game-%Y%m%d-%H%M%S.json")
+    problem = file_problem(path)
+    if problem:  # found before the game, not after it
+        parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
     table = Table(names, engine, policies, args.seed)
     try:
         outcome = table.play()
@@ -279,7 +285,13 @@ def main(argv=None) -> int:
         outcome = "quit"
     if outcome == "quit":
         table.say("You left the game.")
-    save_record(table.record(), path)
+    try:
+        save_record(table.record(), path)
+    except OSError as error:  # the path was writable at the start; keep the game anyway
+        fallback = os.path.join(tempfile.gettempdir(), os.path.basename(path) or "hpuno-game.json")
+        table.say(f"Could not save the record to {path} ({error.strerror or error}).")
+        path = fallback
+        save_record(table.record(), path)
     table.say(f"Game record saved to {path} (python -m hpuno_env.replay {path} shows it again).")
     return 0
 

@@ -79,6 +79,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
+from hpuno_env._output import folder_problem
+
 ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
 DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
 
@@ -681,6 +683,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels, policies = load_agents(args.agents, args.players, args.seed)
     except (ValueError, TypeError) as error:
         parser.error(str(error))
+    problem = args.out and folder_problem(args.out)
+    if problem:  # found now, not after the games
+        parser.error(f"--out: {problem}")
     progress = not args.quiet and sys.stderr.isatty()
     result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, args.record, **rules)
     print(format_report(result))

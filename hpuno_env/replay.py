@@ -16,6 +16,7 @@ import os
 import sys
 from collections import deque
 
+from ._output import file_problem, folder_problem
 from .records import Replay, load_record
 from .render import describe_events, render_ansi, render_rgb
 
@@ -84,6 +85,9 @@ def main(argv=None) -> int:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     if args.viewer is not None and not 0 <= args.viewer < record["num_players"]:
         parser.exit(2, f"{parser.prog}: error: --viewer must be a seat in [0, {record['num_players']}), got {args.viewer}\n")
+    for flag, problem in (("--png", args.png and folder_problem(args.png)), ("--gif", args.gif and file_problem(args.gif))):
+        if problem:  # found now, not after drawing every step
+            parser.exit(2, f"{parser.prog}: error: {flag}: {problem}\n")
     pictures = args.gif is not None or args.png is not None
     show_text = args.all or not pictures
     wait = not args.all and not pictures

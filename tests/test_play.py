@@ -115,6 +115,17 @@ def test_refusals(arguments, message, capsys):
     assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
+def test_an_unwritable_record_path_is_refused_before_the_game(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("in the way")
+    for path, message in ((blocker / "game.json", "is a file, not a folder"), (tmp_path, "is a folder, not a file")):
+        with pytest.raises(SystemExit) as exit_:
+            play_main(["--opponents", "heuristic", "--record", str(path)])
+        error = capsys.readouterr().err
+        assert exit_.value.code == 2 and "--record" in error and message in error and "Traceback" not in error
+    assert sorted(os.listdir(tmp_path)) == ["a-file"] and blocker.read_text() == "in the way"
+
+
 def test_seats_and_answers():
     assert seat_names(4, 1, "heuristic") == ["heuristic", HUMAN, "heuristic", "heuristic"]
     assert seat_names(3, 2, "random,human") == ["random", HUMAN, HUMAN]

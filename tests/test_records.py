@@ -415,3 +415,10 @@ def test_replay_command(match_record, tmp_path):
     assert failed.returncode == 1 and "round 1, decision 3: challenge is not legal" in failed.stderr
 
     assert run_replay("--help").returncode == 0
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("in the way")
+    for flags, message in ((["--png", blocker], "--png: "), (["--gif", blocker / "game.gif"], "--gif: "), (["--gif", tmp_path], "--gif: ")):
+        failed = run_replay(path, *flags)
+        assert failed.returncode == 2 and message in failed.stderr and "Traceback" not in failed.stderr, failed.stderr
+    assert blocker.read_text() == "in the way"

@@ -141,6 +141,17 @@ def test_command_line_refuses_bad_input_with_exit_code_2(argv, message, capsys):
     assert message in error and "Traceback" not in error
 
 
+def test_an_unwritable_out_is_refused_before_any_game(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("in the way")
+    for out, message in ((blocker, "is a file, not a folder"), (blocker / "results", "Not a directory")):
+        with pytest.raises(SystemExit) as exit_info:
+            tournament.main(["heuristic", "random", "--rounds", "100000000", "--out", str(out)])  # would take hours if played
+        error = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "--out" in error and message in error and "Traceback" not in error
+    assert blocker.read_text() == "in the way"
+
+
 def test_command_line_end_to_end_with_out_and_plot(tmp_path):
     out = tmp_path / "results"
     command = [sys.executable, "-m", "agents.tournament", "heuristic", "random-play", "random-play",
