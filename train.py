@@ -30,7 +30,6 @@ Writes into --out:
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import json
@@ -40,7 +39,7 @@ import shlex
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -53,22 +52,18 @@ from tqdm import tqdm
 
 import agents
 import hpuno_env
+from agents._cli import dataclass_parser, option, rules_from_json
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture
 from agents.trained import TrainedAgent, export
-from hpuno_env import HPUnoVecEnv, RulesOptions
+from hpuno_env import HPUnoVecEnv
 from hpuno_env.encoding import observation_scale
 from hpuno_env.options import check_num_players
 
 FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.load
 OPPONENT_CHOICES = (*FIXED_OPPONENTS, "self", "league")
 CURVE_OPPONENTS = ("heuristic", "random-play")  # the learning curve's fixed yardsticks
-
-
-def option(default, help: str):
-    """A dataclass field whose help text becomes the command-line option's."""
-    return field(default=default, metadata={"help": help})
 
 
 @dataclass
@@ -126,23 +121,12 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, every option checked; a bad one exits with a message naming it."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    for spec in dataclasses.fields(Args):
-        flag = "--" + spec.name.replace("_", "-")
-        if spec.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default, help=spec.metadata["help"])
-        else:
-            kind = {"int": int, "float": float, "float | None": float, "str": str}[spec.type]
-            parser.add_argument(flag, type=kind, default=spec.default, help=spec.metadata["help"], metavar=spec.name.upper())
+    parser = dataclass_parser(Args, __doc__)
     args = Args(**vars(parser.parse_args(argv)))
     problem = check_args(args)
     if problem:
         parser.error(problem)
     return args
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The module docstring as written, and every option's default after its help."""
 
 
 def check_args(args: Args) -> str | None:
@@ -240,13 +224,7 @@ def learning_rate(args: Args):
 
 def rules_options(args: Args) -> dict:
     """The --rules JSON as a full, checked RulesOptions dict."""
-    try:
-        given = json.loads(args.rules)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"not JSON ({error}): {args.rules!r}") from None
-    if not isinstance(given, dict):
-        raise ValueError(f"expected a JSON object like '{{\"uno_penalty\": 4}}', got {args.rules!r}")
-    return RulesOptions.from_kwargs(**given).as_dict()
+    return rules_from_json(args.rules)
 
 
 def write_atomically(path: str, write) -> None:

@@ -18,12 +18,9 @@ checkpoint in ``--out`` (``Algorithm.from_checkpoint(path)`` restores it).
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -33,13 +30,9 @@ except ImportError as error:  # the optional extra: say how to get it instead of
     raise SystemExit('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]"') from error
 
 import agents
+from agents._cli import dataclass_parser, option, rules_from_json
 from agents.evaluate import win_rate
 from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
-
-
-def option(default, help: str):
-    """A dataclass field whose help text becomes the command-line option's."""
-    return field(default=default, metadata={"help": help})
 
 
 @dataclass
@@ -74,16 +67,7 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line; a bad value exits with a message naming it."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for spec in dataclasses.fields(Args):
-        flag = "--" + spec.name.replace("_", "-")
-        if spec.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default,
-                                help=f"{spec.metadata['help']} (default: {spec.default})")
-        else:
-            kind = {"int": int, "float": float, "str": str}[spec.type]
-            parser.add_argument(flag, type=kind, default=spec.default, metavar=spec.name.upper(),
-                                help=f"{spec.metadata['help']} (default: {spec.default})")
+    parser = dataclass_parser(Args, __doc__)
     args = Args(**vars(parser.parse_args(argv)))
     for name in ("iterations", "games_per_runner", "train_batch", "minibatch", "epochs", "threads", "snapshot_every"):
         if getattr(args, name) < 1:
@@ -92,19 +76,18 @@ def parse_args(argv: list[str] | None = None) -> Args:
         if getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must be at least 0, got {getattr(args, name)}")
     try:
-        rules = json.loads(args.rules)
-        hidden = [int(size) for size in args.hidden.split(",")]
-    except ValueError as error:
-        parser.error(f"--rules must be a JSON object and --hidden comma-separated ints: {error}")
-    if not isinstance(rules, dict) or any(size < 1 for size in hidden):
-        parser.error("--rules must be a JSON object and --hidden positive ints")
+        rules_from_json(args.rules)
+    except (ValueError, TypeError) as error:
+        parser.error(f"--rules: {error}")
+    if not all(part.strip().isdigit() and int(part) > 0 for part in args.hidden.split(",")):
+        parser.error(f"--hidden must be positive layer sizes separated by commas, e.g. 256,256, got {args.hidden!r}")
     return args
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    rules = json.loads(args.rules)
+    rules = rules_from_json(args.rules)
     hidden = [int(size) for size in args.hidden.split(",")]
     # Bad rules or a bad player count fail here, before Ray starts (ppo_config builds one env).
     config = ppo_config(

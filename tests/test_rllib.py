@@ -194,3 +194,23 @@ def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
         assert masks[np.arange(64), actions].all()
     finally:
         algo.stop()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hidden", "256,0"], "--hidden must be positive layer sizes"),
+    (["--rules", '{"uno_penalt": 3}'], "--rules: unknown rules option(s) ['uno_penalt']"),
+    (["--rules", "[1]"], "--rules: expected a JSON object"),
+    (["--iterations", "0"], "--iterations must be at least 1"),
+])
+def test_train_rllib_refuses_bad_options_before_ray_starts(argv, message, capsys):
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location("train_rllib_script", pathlib.Path(__file__).parent.parent / "train_rllib.py")
+    script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script  # dataclasses look their module up there
+    spec.loader.exec_module(script)
+    assert script.parse_args(["--players", "4"]).players == 4
+    with pytest.raises(SystemExit) as exit_:
+        script.parse_args(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err and not ray.is_initialized()

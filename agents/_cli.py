@@ -1,0 +1,51 @@
+"""Command-line options from a documented ``Args`` dataclass (CleanRL style), shared by the training scripts.
+
+Each field's help text and default are its option's; ``--flag``/``--no-flag`` for booleans.
+
+>>> @dataclass
+... class Args:
+...     players: int = option(2, "seats per game (2..10)")
+>>> args = Args(**vars(dataclass_parser(Args, __doc__).parse_args()))
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from hpuno_env import RulesOptions
+
+_TYPES = {"int": int, "float": float, "float | None": float, "str": str}
+
+
+def option(default, help: str):
+    """A dataclass field whose help text becomes the command-line option's."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The description (a script's docstring) as written, and every option's default after its help."""
+
+
+def dataclass_parser(args_class, description: str | None) -> argparse.ArgumentParser:
+    """A parser with one option per field of ``args_class``; ``Args(**vars(parser.parse_args()))`` reads it."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=HelpFormatter)
+    for spec in dataclasses.fields(args_class):
+        flag = "--" + spec.name.replace("_", "-")
+        if spec.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default, help=spec.metadata["help"])
+        else:
+            parser.add_argument(flag, type=_TYPES[spec.type], default=spec.default, help=spec.metadata["help"], metavar=spec.name.upper())
+    return parser
+
+
+def rules_from_json(text: str) -> dict:
+    """A ``--rules`` JSON object as a full, checked ``RulesOptions`` dict; ValueError/TypeError say what is wrong."""
+    try:
+        given = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error}): {text!r}") from None
+    if not isinstance(given, dict):
+        raise ValueError(f"expected a JSON object like '{{\"uno_penalty\": 4}}', got {text!r}")
+    return RulesOptions.from_kwargs(**given).as_dict()
