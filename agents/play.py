@@ -81,6 +81,9 @@ def seat_names(num_players: int, seat: int, opponents: str) -> list[str]:
     return table
 
 
+HANDOVER_LINES = 60  # blank lines that scroll one person's hand off the screen before the next person's turn
+
+
 class Table:
     """One match between people at this terminal and agents, told as it goes."""
 
@@ -95,6 +98,7 @@ class Table:
         # A card drawn by a person is named only when one person plays (people sharing a
         # screen would otherwise see each other's draws).
         self.narrated_viewer = humans[0] if len(humans) == 1 else None
+        self.last_person = None  # the seat of the last person asked (hot seat: a handover between two people)
         self.color = terminal_supports_color(out)
         self.seed = seed
         self.recorder = Recorder(engine, seed=seed, players=names)
@@ -167,6 +171,16 @@ class Table:
         """Show the table to seat and read its choice; None when it quits (or the input ends)."""
         state = self.engine.game_state(0)
         agent = self.agents[seat]
+        if self.narrated_viewer is None and seat != self.last_person:
+            # People sharing a screen: scroll the last hand away and wait for the next person.
+            self.say("\n" * HANDOVER_LINES + f"{agent}'s turn: pass the keyboard to {agent}.")
+            try:
+                if self.ask(f"{agent}, press Enter when the others cannot see the screen (q quits) > ").strip().lower() in ("q", "quit"):
+                    return None
+            except EOFError:
+                self.say("(end of input)")
+                return None
+        self.last_person = seat
         self.say()
         self.say(render_ansi(state, agent, [], color=self.color))
         for line in self.revealed_hands(seat):

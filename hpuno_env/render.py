@@ -89,14 +89,18 @@ def _paint(label: str, color: bool) -> str:
     return f"{_ANSI[hue]}{label}{_ANSI_RESET}" if color and hue in _ANSI else label
 
 
+def direction_text(direction: int) -> str:
+    """Play's direction in the rules' words (left: to the next seat up), with an arrow along the seat numbers."""
+    return "left ->" if direction == 1 else "right <-"
+
+
 def render_ansi(state: dict, viewer: str | None, history: list[str], color: bool = False) -> str:
     """The table as ``viewer`` sees it: the top card and colour, every hand size, the
     viewer's own hand, whose turn, and the last events in words."""
-    arrow = "->" if state["direction"] == 1 else "<-"
     top = _paint(state["top"], color)
     current_color = state["color"] or "(to be named)"
     lines = [
-        f"round {state['round']}  dealer {state['dealer']}  play goes {arrow}  phase {state['phase']}",
+        f"round {state['round']}  dealer {state['dealer']}  play goes {direction_text(state['direction'])}  phase {state['phase']}",
         f"top card {top}  colour {_paint(current_color, color) if state['color'] else current_color}  "
         f"draw pile {len(state['draw_pile'])}  discards {len(state['discard'])}",
     ]
@@ -146,7 +150,7 @@ def render_rgb(state: dict, viewer: str | None, history: list[str]) -> np.ndarra
     named = state["color"] or "?"
     draw.ellipse((380, 220, 420, 260), fill=_RGB.get(state["color"], _RGB[None]), outline=(255, 255, 255))
     draw.text((372, 266), f"colour {named}", fill=(255, 255, 255))
-    draw.text((10, 10), f"round {state['round']}  phase {state['phase']}  play goes {'left' if state['direction'] == 1 else 'right'}", fill=(255, 255, 255))
+    draw.text((10, 10), f"round {state['round']}  phase {state['phase']}  play goes {direction_text(state['direction'])}", fill=(255, 255, 255))
     for i, (agent, hand) in enumerate(state["hands"].items()):
         marker = ">" if agent == state["current"] else " "
         uno = " UNO" if state["uno_called"][agent] else ""

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-from agents.play import HUMAN, Table, parse_answer, seat_names
+from agents.play import HANDOVER_LINES, HUMAN, Table, parse_answer, seat_names
 from agents.play import main as play_main
 from hpuno_env import ACTION_LABELS, VectorEngine
 from hpuno_env.records import load_record, replay
@@ -138,6 +138,29 @@ def test_seats_and_answers():
     assert parse_answer("RED:7", legal) == (legal[0], None)
     assert parse_answer("Q", legal) == (None, "quit")
     assert parse_answer("play:blue:7", legal)[1] == "play:blue:7 is not allowed now: choose one of the actions listed."
+
+
+def test_two_people_sharing_the_screen_get_a_handover_before_each_others_hand():
+    engine = VectorEngine(1, 2, seed=3, auto_reset=False)
+    prompts = []
+
+    def ask(prompt):
+        prompts.append(prompt)
+        return "q" if len(prompts) == 5 else ("" if "press Enter" in prompt else "1")
+
+    out = io.StringIO()
+    table = Table([HUMAN, HUMAN], engine, {}, seed=3, out=out, ask=ask)
+    assert table.play() == "quit"
+    handovers = [prompt for prompt in prompts if "press Enter" in prompt]
+    assert prompts[0] in handovers and len(handovers) >= 2  # the first person is asked to take the keyboard too
+    seats = [prompt.split(",")[0] for prompt in handovers]
+    assert all(a != b for a, b in zip(seats, seats[1:]))  # a handover only when the person changes
+    assert all(not ("press Enter" in a and "press Enter" in b) for a, b in zip(prompts, prompts[1:]))  # each is followed by a move
+    text = out.getvalue()
+    for handover in handovers:  # the hand shown after a handover belongs to the seat named in it
+        seat = handover.split(",")[0]
+        assert f"{seat}'s turn: pass the keyboard to {seat}." in text
+    assert "\n" * HANDOVER_LINES in text
 
 
 class _Bluffer:
