@@ -520,12 +520,12 @@ def format_report(result: dict) -> str:
     )
     non_default = {name: value for name, value in config["rules"].items() if value != _default_rules()[name]}
     heading = (
-        f"{len(config['agents'])} agents, {config['num_players']} players, {config['rounds_per_table']:,} {unit}s per table, "
-        f"{len(result['tables'])} tables, seed {config['seed']}, rules {non_default or 'default'}"
+        f"{len(config['agents'])} agents, {config['num_players']} players, {_count(config['rounds_per_table'], unit)} per table, "
+        f"{_count(len(result['tables']), 'table')}, seed {config['seed']}, rules {non_default or 'default'}"
     )
     footer = (
-        f"{timing['rounds']:,} {unit}s ({timing['truncated']:,} truncated) in {timing['playing_seconds']:.1f} s "
-        f"({timing['rounds_per_second']:,.0f} {unit}s/s); rating {timing['rating_seconds']:.1f} s"
+        f"{_count(timing['rounds'], unit)} ({timing['truncated']:,} truncated) in {timing['playing_seconds']:.1f} s "
+        f"({timing['rounds_per_second']:,.0f} {_plural(unit)}/s); rating {timing['rating_seconds']:.1f} s"
     )
     return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
 
@@ -583,6 +583,15 @@ def plot_ratings(result: dict, ax=None):
     ax.set_title(f"ratings from {result['timing']['rounds']:,} {result['config']['unit']}s, {result['config']['num_players']} players", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return ax.figure
+
+
+def _plural(noun: str) -> str:
+    return noun + ("es" if noun.endswith("ch") else "s")
+
+
+def _count(number: int, noun: str) -> str:
+    """'1 match', '2,000 matches', '3 tables'."""
+    return f"{number:,} {noun if number == 1 else _plural(noun)}"
 
 
 def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str | None = None) -> list[str]:
