@@ -82,7 +82,8 @@ class Args:
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none); PPO settings are the checkpoint's, "
                                   "except a learning-rate schedule given with --final-learning-rate")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one (OUT/checkpoint.zip): its checkpoint, "
-                                    "logs and agent are replaced. Without it, a new run there is refused")
+                                    "logs, agent and league snapshots are deleted first (other files are left alone). Without "
+                                    "it, a new run there is refused")
     seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
     # ---- warm start (a fresh run only; agents/imitation.py)
     warm_start: str = option("none", "before PPO, fit the new network to this player's decisions (behaviour cloning: the actor "
@@ -225,6 +226,22 @@ def learning_rate(args: Args):
 def rules_options(args: Args) -> dict:
     """The --rules JSON as a full, checked RulesOptions dict."""
     return rules_from_json(args.rules)
+
+
+RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
+RUN_FOLDERS = ("league", "tensorboard")  # only train.py writes into these
+
+
+def clear_run(out: str) -> None:
+    """Delete what a run of train.py wrote into ``out`` (--overwrite), and nothing else."""
+    import shutil
+
+    for name in RUN_FILES:
+        path = os.path.join(out, name)
+        if os.path.isfile(path):
+            os.remove(path)
+    for name in RUN_FOLDERS:
+        shutil.rmtree(os.path.join(out, name), ignore_errors=True)
 
 
 def write_atomically(path: str, write) -> None:
@@ -450,6 +467,8 @@ def main(argv: list[str] | None = None) -> int:
     scale = observation_scale(args.players) if args.scale_observations else None
 
     # ---- output folder and config.json
+    if args.overwrite:
+        clear_run(args.out)
     try:
         os.makedirs(os.path.join(args.out, "league"), exist_ok=True)
     except OSError as error:  # e.g. under /proc, read-only, or --out names a file

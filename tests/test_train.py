@@ -134,6 +134,17 @@ def test_a_mixture_of_opponents_and_an_annealed_learning_rate_that_resume_can_re
     assert [float(row["learning_rate"]) for row in read_csv(out / "losses.csv")] == pytest.approx([5e-4, 0.0, 1.25e-3, 1e-3])
 
 
+def test_overwrite_deletes_the_old_runs_files_and_nothing_else(tmp_path):
+    out = tmp_path / "run"
+    run_train("--timesteps", "512", "--eval-every", "0", "--out", str(out), *TINY)
+    (out / "league" / "snapshot-1.safetensors").write_bytes(b"an old snapshot")
+    (out / "notes.txt").write_text("mine")
+    old_events = set(os.listdir(out / "tensorboard"))
+    run_train("--timesteps", "512", "--eval-every", "0", "--out", str(out), "--overwrite", *TINY)
+    assert os.listdir(out / "league") == [] and (out / "notes.txt").read_text() == "mine"
+    assert not old_events & set(os.listdir(out / "tensorboard")) and len(read_csv(out / "losses.csv")) == 1
+
+
 def test_help_explains_every_option_and_its_default(capsys):
     with pytest.raises(SystemExit) as exit_:
         train.parse_args(["--help"])
