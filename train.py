@@ -455,6 +455,16 @@ def format_table(table: dict, num_players: int) -> str:
     return "\n".join(lines)
 
 
+def earlier_commands(config_path: str) -> list[str]:
+    """The commands that made a run's checkpoint so far, from its config.json ([] if unreadable)."""
+    try:
+        with open(config_path) as file:
+            earlier = json.load(file)
+    except (OSError, ValueError):
+        return []
+    return list(earlier.get("commands", [earlier["command"]] if "command" in earlier else []))
+
+
 def resume_command(argv: list[str]) -> str:
     return shlex.join(["python", "train.py", *[a for a in argv if a not in ("--resume", "--no-resume")], "--resume"])
 
@@ -486,6 +496,7 @@ def main(argv: list[str] | None = None) -> int:
 
     config = {
         "options": dataclasses.asdict(args), "rules_options": rules, "seed": args.seed, "command": shlex.join(["python", "train.py", *argv]),
+        "commands": [shlex.join(["python", "train.py", *argv])],  # every command that made this checkpoint, oldest first
         "versions": {"hpuno-env": hpuno_env.__version__, "sb3-contrib": version("sb3-contrib"),
                      "stable-baselines3": stable_baselines3.__version__, "torch": torch.__version__, "numpy": np.__version__,
                      "python": platform.python_version()},
@@ -508,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: cannot resume {checkpoint_path} with these options: {error}", file=sys.stderr)
             return 2
         config["resumed_from_timesteps"] = model.num_timesteps
+        config["commands"] = earlier_commands(os.path.join(args.out, "config.json")) + config["commands"]
         print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (PPO settings are the checkpoint's"
               + ("" if args.final_learning_rate is None else f"; learning rate now {model.lr_schedule(max(0.0, 1 - model.num_timesteps / args.timesteps)):.3g}") + ")")
         if args.warm_start != "none":
@@ -616,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     agent_path = os.path.join(args.out, "agent.safetensors")
     summary = {row: {column: {k: r[k] for k in ("win_rate", "low", "high", "rounds")} for column, r in cells.items()} for row, cells in table.items()}
     export(model, agent_path, num_players=args.players, rules_options=rules, observation_scale=scale,
-           training={"command": config["command"], "config": config, "timing": timing}, evaluation={"rounds": args.final_rounds, "table": summary["this run"]})
+           training={"command": config["command"], "commands": config["commands"], "config": config, "timing": timing}, evaluation={"rounds": args.final_rounds, "table": summary["this run"]})
     print(f"\nagent: {agent_path}  (agents.load({agent_path!r}, num_players={args.players}))")
     return 0
 

@@ -100,7 +100,11 @@ def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_continues_from_its_step_
     assert f"resumed from {out / 'checkpoint.zip'} at {steps} steps" in resumed
     total = int(re.search(r"trained (\d+) steps", resumed).group(1))
     assert steps + 512 <= total < steps + 1024  # whole rollouts of 512 steps
-    assert agents.load(str(out / "agent.safetensors"), num_players=2).describe()["training"]["timesteps"] == total
+    training = agents.load(str(out / "agent.safetensors"), num_players=2).describe()["training"]
+    assert training["timesteps"] == total
+    # the agent names every command that made it: the interrupted run, then the resume
+    assert len(training["commands"]) == 2 and "--resume" not in training["commands"][0]
+    assert training["commands"][1] == training["command"] and "--resume" in training["command"]
 
 
 def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resume(tmp_path):
