@@ -35,6 +35,7 @@ import dataclasses
 import json
 import os
 import platform
+import re
 import shlex
 import signal
 import sys
@@ -52,7 +53,7 @@ from tqdm import tqdm
 
 import agents
 import hpuno_env
-from agents._cli import dataclass_parser, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, option, rules_from_json
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture
@@ -79,11 +80,12 @@ class Args:
                                      "one of them with probability proportional to its weight: agents.league.Mixture)")
     rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
-    resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none); PPO settings are the checkpoint's, "
-                                  "except a learning-rate schedule given with --final-learning-rate")
-    overwrite: bool = option(False, "start a new run in an OUT that already holds one (OUT/checkpoint.zip): its checkpoint, "
-                                    "logs, agent and league snapshots are deleted first (other files are left alone). Without "
-                                    "it, a new run there is refused")
+    resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
+                                  "is the run's own (OUT/config.json): give --timesteps to train on; the network and PPO "
+                                  "settings cannot change, the opponent, rules, learning rate and schedule can")
+    overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
+                                    "config, logs, agent, league snapshots, TensorBoard events) are deleted first, nothing "
+                                    "else. Without it, a new run there is refused")
     seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
     # ---- warm start (a fresh run only; agents/imitation.py)
     warm_start: str = option("none", "before PPO, fit the new network to this player's decisions (behaviour cloning: the actor "
@@ -94,8 +96,8 @@ class Args:
     # ---- PPO
     learning_rate: float = option(3e-4, "Adam step size (at step 0, if --final-learning-rate anneals it)")
     final_learning_rate: float | None = option(None, "anneal the step size linearly from --learning-rate at step 0 to this "
-                                                     "at --timesteps (none: constant). Given with --resume, this schedule "
-                                                     "replaces the checkpoint's, at the checkpoint's step count")
+                                                     "at --timesteps (none: constant). The rate is a function of the step "
+                                                     "count, so a run resumed at step s starts at the schedule's value at s")
     n_steps: int = option(64, "decisions per game slot in each rollout (a rollout is n_steps * envs learner steps)")
     batch_size: int = option(2048, "minibatch size of the update (capped at n_steps * envs)")
     n_epochs: int = option(4, "passes over each rollout in the update")
@@ -124,10 +126,37 @@ def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, every option checked; a bad one exits with a message naming it."""
     parser = dataclass_parser(Args, __doc__)
     args = Args(**vars(parser.parse_args(argv)))
+    if args.resume:
+        problem = inherit_options(args, given_options(Args, argv))
+        if problem:
+            parser.error(problem)
     problem = check_args(args)
     if problem:
         parser.error(problem)
     return args
+
+
+# What a checkpoint fixes: the network and the PPO update's shape (SB3 keeps its own on --resume).
+FIXED_BY_CHECKPOINT = ("players", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef",
+                       "net_arch", "scale_observations")
+
+
+def inherit_options(args: Args, given: set[str]) -> str | None:
+    """--resume: every option not on the command line is the run's own (OUT/config.json), so a resumed run
+    trains as before unless told otherwise; a setting the checkpoint fixes cannot be changed. Returns a problem or None."""
+    try:
+        with open(os.path.join(args.out, "config.json")) as file:
+            earlier = json.load(file)["options"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no readable config.json (a checkpoint from elsewhere): the command line as given
+    for name in FIXED_BY_CHECKPOINT:
+        if name in given and name in earlier and getattr(args, name) != earlier[name]:
+            return (f"--{name.replace('_', '-')} {getattr(args, name)}: the checkpoint in {args.out} was trained with "
+                    f"{earlier[name]}, which a resumed run keeps (start a new run to change it)")
+    for name in {spec.name for spec in dataclasses.fields(Args)} - given - {"resume", "overwrite", "out", "progress"}:
+        if name in earlier:
+            setattr(args, name, earlier[name])
+    return None
 
 
 def check_args(args: Args) -> str | None:
@@ -185,8 +214,10 @@ def check_args(args: Args) -> str | None:
         return "--resume and --overwrite contradict each other: continue the run in --out, or start it over"
     if args.resume and not os.path.isfile(checkpoint):
         return f"--resume: no checkpoint at {checkpoint} (train without --resume to start a new run there)"
-    if not args.resume and not args.overwrite and os.path.isfile(checkpoint):
-        return (f"{checkpoint} already holds a run: pass --resume to continue it, --overwrite to start over "
+    earlier_run = [] if args.resume or args.overwrite else run_files(args.out)
+    if earlier_run:
+        what = checkpoint if os.path.isfile(checkpoint) else f"{args.out} ({', '.join(os.path.relpath(path, args.out) for path in earlier_run[:3])})"
+        return (f"{what} already holds a run: pass --resume to continue it, --overwrite to start over "
                 f"(replacing it), or choose another --out")
     return None
 
@@ -229,19 +260,18 @@ def rules_options(args: Args) -> dict:
 
 
 RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
-RUN_FOLDERS = ("league", "tensorboard")  # only train.py writes into these
 
 
-def clear_run(out: str) -> None:
-    """Delete what a run of train.py wrote into ``out`` (--overwrite), and nothing else."""
-    import shutil
-
-    for name in RUN_FILES:
-        path = os.path.join(out, name)
-        if os.path.isfile(path):
-            os.remove(path)
-    for name in RUN_FOLDERS:
-        shutil.rmtree(os.path.join(out, name), ignore_errors=True)
+def run_files(out: str) -> list[str]:
+    """The files a run of train.py wrote into ``out``: RUN_FILES, league snapshots, TensorBoard event files."""
+    found = [os.path.join(out, name) for name in RUN_FILES if os.path.isfile(os.path.join(out, name))]
+    for folder, pattern in (("league", re.compile(r"snapshot-\d+\.safetensors")), ("tensorboard", re.compile(r"events\.out\.tfevents\..*"))):
+        try:
+            names = sorted(os.listdir(os.path.join(out, folder)))
+        except OSError:
+            continue
+        found += [os.path.join(out, folder, name) for name in names if pattern.fullmatch(name) and os.path.isfile(os.path.join(out, folder, name))]
+    return found
 
 
 def write_atomically(path: str, write) -> None:
@@ -478,9 +508,10 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- output folder and config.json
     if args.overwrite:
-        clear_run(args.out)
+        for path in run_files(args.out):  # only what train.py wrote: a user's own files there stay
+            os.remove(path)
     try:
-        os.makedirs(os.path.join(args.out, "league"), exist_ok=True)
+        os.makedirs(os.path.join(args.out, "league") if args.opponent == "league" else args.out, exist_ok=True)
     except OSError as error:  # e.g. under /proc, read-only, or --out names a file
         print(f"error: cannot create the output folder --out {args.out}: {error}", file=sys.stderr)
         return 2
@@ -512,16 +543,19 @@ def main(argv: list[str] | None = None) -> int:
     # ---- model: resume from the checkpoint, or start fresh
     if args.resume:
         try:
-            # a schedule given now replaces the checkpoint's (SB3 rebuilds lr_schedule from learning_rate)
-            schedule = {} if args.final_learning_rate is None else {"learning_rate": learning_rate(args)}
-            model = MaskablePPO.load(checkpoint_path, env=env, device="cpu", **schedule)
-        except ValueError as error:  # e.g. observation spaces differ: another --players or --scale-observations
-            print(f"error: cannot resume {checkpoint_path} with these options: {error}", file=sys.stderr)
+            # the step size from the options (the run's own unless given now; SB3 rebuilds lr_schedule from it)
+            model = MaskablePPO.load(checkpoint_path, env=env, device="cpu", learning_rate=learning_rate(args))
+        except ValueError as error:  # e.g. observation spaces differ (a checkpoint without config.json)
+            first_line = str(error).splitlines()[0][:300]
+            print(f"error: cannot resume {checkpoint_path} with these options: {first_line}", file=sys.stderr)
             return 2
         config["resumed_from_timesteps"] = model.num_timesteps
         config["commands"] = earlier_commands(os.path.join(args.out, "config.json")) + config["commands"]
-        print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (PPO settings are the checkpoint's"
-              + ("" if args.final_learning_rate is None else f"; learning rate now {model.lr_schedule(max(0.0, 1 - model.num_timesteps / args.timesteps)):.3g}") + ")")
+        print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (opponent {args.opponent}; learning rate now "
+              f"{model.lr_schedule(max(0.0, 1 - model.num_timesteps / args.timesteps)):.3g})")
+        if model.num_timesteps >= args.timesteps:
+            print(f"nothing to train: the checkpoint is at {model.num_timesteps} steps and --timesteps is {args.timesteps} "
+                  f"(give a larger --timesteps to train on); evaluating and exporting it")
         if args.warm_start != "none":
             print(f"--warm-start {args.warm_start} ignored: the checkpoint holds the weights")
     else:

@@ -40,6 +40,14 @@ def dataclass_parser(args_class, description: str | None) -> argparse.ArgumentPa
     return parser
 
 
+def given_options(args_class, argv) -> set[str]:
+    """The fields of ``args_class`` that ``argv`` sets (as opposed to those left at their defaults)."""
+    parser = dataclass_parser(args_class, None)
+    for action in parser._actions:  # no defaults: only what argv sets ends up in the namespace
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
+
+
 def rules_from_json(text: str) -> dict:
     """A ``--rules`` JSON object as a full, checked ``RulesOptions`` dict; ValueError/TypeError say what is wrong."""
     try:

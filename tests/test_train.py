@@ -73,7 +73,7 @@ def test_a_tiny_run_logs_evaluates_and_exports_a_safe_agent(tmp_path):
     assert metadata["training"]["timesteps"] == 1024 and metadata["rules_options"]["max_turns"] == 500
     assert set(metadata["evaluation"]["table"]) == {"random", "random-play", "heuristic", "heuristic-v0"}
     assert sorted(os.listdir(out)) == ["agent.safetensors", "checkpoint.json", "checkpoint.zip", "config.json", "evaluations.csv",
-                                       "league", "losses.csv", "tensorboard"]  # nothing half-written left behind
+                                       "losses.csv", "tensorboard"]  # nothing half-written left behind
 
 
 def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_continues_from_its_step_count(tmp_path):
@@ -141,12 +141,44 @@ def test_a_mixture_of_opponents_and_an_annealed_learning_rate_that_resume_can_re
 def test_overwrite_deletes_the_old_runs_files_and_nothing_else(tmp_path):
     out = tmp_path / "run"
     run_train("--timesteps", "512", "--eval-every", "0", "--out", str(out), *TINY)
+    (out / "league").mkdir()
     (out / "league" / "snapshot-1.safetensors").write_bytes(b"an old snapshot")
-    (out / "notes.txt").write_text("mine")
-    old_events = set(os.listdir(out / "tensorboard"))
+    mine = [out / "notes.txt", out / "league" / "mine.safetensors", out / "tensorboard" / "my-log.txt"]
+    for path in mine:
+        path.write_text("mine")
+    old_events = {name for name in os.listdir(out / "tensorboard") if name.startswith("events")}
     run_train("--timesteps", "512", "--eval-every", "0", "--out", str(out), "--overwrite", *TINY)
-    assert os.listdir(out / "league") == [] and (out / "notes.txt").read_text() == "mine"
+    assert all(path.read_text() == "mine" for path in mine) and not (out / "league" / "snapshot-1.safetensors").exists()
     assert not old_events & set(os.listdir(out / "tensorboard")) and len(read_csv(out / "losses.csv")) == 1
+
+
+def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_the_network(tmp_path, capsys):
+    out = tmp_path / "run"
+    run_train("--timesteps", "512", "--eval-every", "0", "--opponent", "heuristic=3,random-play=1", "--final-learning-rate", "0",
+              "--out", str(out), *TINY)
+    resumed = run_train("--timesteps", "1024", "--out", str(out), "--resume", "--no-progress")
+    assert "opponent heuristic=3,random-play=1" in resumed  # not the default opponent
+    options = json.loads((out / "config.json").read_text())["options"]
+    assert options["opponent"] == "heuristic=3,random-play=1" and options["n_steps"] == 32 and options["final_learning_rate"] == 0
+    assert options["timesteps"] == 1024 and options["eval_every"] == 0
+    again = run_train("--out", str(out), "--resume", "--no-progress")  # --timesteps not given: the run's own 1024
+    assert "nothing to train: the checkpoint is at 1024 steps" in again
+
+    for argv, message in ((["--n-steps", "64"], "--n-steps 64: the checkpoint"), (["--players", "4"], "--players 4: the checkpoint"),
+                          (["--net-arch", "64,64"], "was trained with 256,256")):
+        with pytest.raises(SystemExit) as exit_:
+            train.parse_args(["--out", str(out), "--resume", *argv])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_new_run_is_refused_where_an_earlier_run_left_its_files(tmp_path, capsys):
+    (tmp_path / "evaluations.csv").write_text("an earlier learning curve")
+    with pytest.raises(SystemExit) as exit_:
+        train.parse_args(["--out", str(tmp_path)])
+    assert exit_.value.code == 2 and "evaluations.csv) already holds a run" in capsys.readouterr().err
+    (tmp_path / "evaluations.csv").unlink()
+    (tmp_path / "my-notes.txt").write_text("mine")
+    assert train.parse_args(["--out", str(tmp_path)]).out == str(tmp_path)  # other files are no run
 
 
 def test_help_explains_every_option_and_its_default(capsys):
