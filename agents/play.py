@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--players", type=int, default=2, help="seats at the table, 2..10 (default 2)")
     parser.add_argument("--opponents", default="heuristic", metavar="A[,B...]",
                         help="the other seats' players, from your left: one name for all of them, or one per seat "
-                        "(names of agents.load, a saved agent file, or human); default heuristic")
+                        "(names of agents.load, a saved agent file, or human: people sharing the screen get a handover "
+                        "pause before each turn); default heuristic")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the cards and the agents (default: a fresh game each time)")
     parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
@@ -99,6 +100,7 @@ class Table:
         # screen would otherwise see each other's draws).
         self.narrated_viewer = humans[0] if len(humans) == 1 else None
         self.last_person = None  # the seat of the last person asked (hot seat: a handover between two people)
+        self.since_handover: list[str] = []  # what was said since the last handover, shown again after the next
         self.color = terminal_supports_color(out)
         self.seed = seed
         self.recorder = Recorder(engine, seed=seed, players=names)
@@ -106,6 +108,12 @@ class Table:
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
+
+    def tell(self, text: str) -> None:
+        """Say what happened at the table (kept to tell again after a handover: it scrolls away with the hand)."""
+        self.say(text)
+        if self.narrated_viewer is None:  # people share the screen
+            self.since_handover.append(text)
 
     def who(self, seat: int) -> str:
         name = self.names[seat]
@@ -150,20 +158,20 @@ class Table:
         ends = [i for i, event in enumerate(events) if event[0] == kernel.EV_ROUND_END]
         split = ends[-1] + 1 if ends else 0
         for line in describe_events(events[:split], self.agents, self.narrated_viewer):
-            self.say(f"  {line}")
+            self.tell(f"  {line}")
         if ends:
             self.show_scores()
         for line in describe_events(events[split:], self.agents, self.narrated_viewer):
-            self.say(f"  {line}")
+            self.tell(f"  {line}")
 
     def show_scores(self) -> None:
         state = self.engine.game_state(0)
         options = self.engine.options
         ended = state["round"] - (state["phase"] != "over")
-        self.say(f"--- scores after round {ended} ({options.scoring} scoring, match to {options.target_score}) ---")
+        self.tell(f"--- scores after round {ended} ({options.scoring} scoring, match to {options.target_score}) ---")
         width = max(len(self.who(seat)) for seat in range(len(self.names)))
         for seat, agent in enumerate(self.agents):
-            self.say(f"  {self.who(seat):<{width}}  {state['scores'][agent]:5d}")
+            self.tell(f"  {self.who(seat):<{width}}  {state['scores'][agent]:5d}")
 
     # ------------------------------------------------------------ asking a person
 
@@ -172,7 +180,9 @@ class Table:
         state = self.engine.game_state(0)
         agent = self.agents[seat]
         if self.narrated_viewer is None and seat != self.last_person:
-            # People sharing a screen: scroll the last hand away and wait for the next person.
+            # People sharing a screen: scroll the last hand away, wait for the next person, then
+            # tell them again what happened since the last handover (it scrolled away with the hand).
+            news, self.since_handover = self.since_handover, []
             self.say("\n" * HANDOVER_LINES + f"{agent}'s turn: pass the keyboard to {agent}.")
             try:
                 if self.ask(f"{agent}, press Enter when the others cannot see the screen (q quits) > ").strip().lower() in ("q", "quit"):
@@ -180,6 +190,10 @@ class Table:
             except EOFError:
                 self.say("(end of input)")
                 return None
+            if news:
+                self.say("Since the last handover:")
+                for line in news:
+                    self.say(line)
         self.last_person = seat
         self.say()
         self.say(render_ansi(state, agent, [], color=self.color))

@@ -146,7 +146,7 @@ def test_two_people_sharing_the_screen_get_a_handover_before_each_others_hand():
 
     def ask(prompt):
         prompts.append(prompt)
-        return "q" if len(prompts) == 5 else ("" if "press Enter" in prompt else "1")
+        return "q" if len(prompts) == 9 else ("" if "press Enter" in prompt else "1")
 
     out = io.StringIO()
     table = Table([HUMAN, HUMAN], engine, {}, seed=3, out=out, ask=ask)
@@ -161,6 +161,11 @@ def test_two_people_sharing_the_screen_get_a_handover_before_each_others_hand():
         seat = handover.split(",")[0]
         assert f"{seat}'s turn: pass the keyboard to {seat}." in text
     assert "\n" * HANDOVER_LINES in text
+    # what the other person did scrolled away with their hand: it is told again after the handover
+    first, second = (text.index(f"{seat}'s turn: pass the keyboard") for seat in seats[:2])
+    recap = text[second:].split("Since the last handover:\n")[1].split("\n\n")[0].splitlines()
+    assert recap and all(line in text[first:second] for line in recap)
+    assert any(line.startswith(f"  {seats[0]} ") for line in recap)  # the previous person's moves, told in words
 
 
 class _Bluffer:
