@@ -32,6 +32,8 @@ except ImportError as error:  # the optional extra: say how to get it instead of
 import agents
 from agents._cli import dataclass_parser, option, rules_from_json
 from agents.evaluate import win_rate
+from hpuno_env._output import folder_problem
+from hpuno_env.options import check_num_players
 from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
 
 
@@ -75,6 +77,17 @@ def parse_args(argv: list[str] | None = None) -> Args:
     for name in ("runners", "league", "eval_rounds"):
         if getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must be at least 0, got {getattr(args, name)}")
+    try:
+        check_num_players(args.players)
+    except ValueError:
+        parser.error(f"--players must be in [2, 10], got {args.players}")
+    if not 0 < args.lr <= 1:
+        parser.error(f"--lr must be in (0, 1], got {args.lr}")
+    if args.entropy_coeff < 0:
+        parser.error(f"--entropy-coeff must be >= 0, got {args.entropy_coeff}")
+    problem = folder_problem(args.out)
+    if problem:  # found now, not after the iterations
+        parser.error(f"--out: {problem}")
     try:
         rules_from_json(args.rules)
     except (ValueError, TypeError) as error:

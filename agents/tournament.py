@@ -79,7 +79,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import torch
 
-from hpuno_env._output import folder_problem
+from hpuno_env._output import file_problem, folder_problem
 
 ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
 DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
@@ -594,6 +594,19 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun if number == 1 else _plural(noun)}"
 
 
+OUTPUT_FILES = ("results.csv", "results.json")
+PICTURE_FILES = ("tournament_pairwise.png", "tournament_ratings.png")
+
+
+def outputs_problem(out_dir: str, plot: bool, record: bool) -> str | None:
+    """Why ``write_outputs`` could not write into ``out_dir`` (checked before any game is played), or None."""
+    problem = folder_problem(out_dir)
+    names = (*OUTPUT_FILES, *(PICTURE_FILES if plot else ()))
+    for name in names:
+        problem = problem or file_problem(os.path.join(out_dir, name))
+    return problem or (folder_problem(os.path.join(out_dir, "records")) if record else None)
+
+
 def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str | None = None) -> list[str]:
     """Write results.csv (the per-table rows), results.json (everything, and the command; of the
     records only their list), with ``plot`` tournament_pairwise.png and tournament_ratings.png, and
@@ -602,13 +615,13 @@ def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str |
 
     os.makedirs(out_dir, exist_ok=True)
     paths = []
-    csv_path = os.path.join(out_dir, "results.csv")
+    csv_path = os.path.join(out_dir, OUTPUT_FILES[0])
     with open(csv_path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(result["rows"][0]))
         writer.writeheader()
         writer.writerows(result["rows"])
     paths.append(csv_path)
-    json_path = os.path.join(out_dir, "results.json")
+    json_path = os.path.join(out_dir, OUTPUT_FILES[1])
     records = result.get("records", [])
     listed = {"records": [{key: value for key, value in entry.items() if key != "record"} for entry in records]} if records else {}
     with open(json_path, "w") as handle:
@@ -620,7 +633,7 @@ def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str |
         save_record(entry["record"], path)
         paths.append(path)
     if plot:
-        for name, draw in (("tournament_pairwise.png", plot_pairwise), ("tournament_ratings.png", plot_ratings)):
+        for name, draw in zip(PICTURE_FILES, (plot_pairwise, plot_ratings)):
             path = os.path.join(out_dir, name)
             draw(result).savefig(path, dpi=100)
             paths.append(path)
@@ -692,7 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels, policies = load_agents(args.agents, args.players, args.seed)
     except (ValueError, TypeError) as error:
         parser.error(str(error))
-    problem = args.out and folder_problem(args.out)
+    problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
     if problem:  # found now, not after the games
         parser.error(f"--out: {problem}")
     progress = not args.quiet and sys.stderr.isatty()

@@ -85,6 +85,8 @@ def main(argv=None) -> int:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     if args.viewer is not None and not 0 <= args.viewer < record["num_players"]:
         parser.exit(2, f"{parser.prog}: error: --viewer must be a seat in [0, {record['num_players']}), got {args.viewer}\n")
+    if args.gif is not None and not args.gif.lower().endswith(".gif"):
+        parser.exit(2, f"{parser.prog}: error: --gif: the file name must end with .gif, got {args.gif}\n")
     for flag, problem in (("--png", args.png and folder_problem(args.png)), ("--gif", args.gif and file_problem(args.gif))):
         if problem:  # found now, not after drawing every step
             parser.exit(2, f"{parser.prog}: error: {flag}: {problem}\n")

@@ -418,7 +418,8 @@ def test_replay_command(match_record, tmp_path):
 
     blocker = tmp_path / "a-file"
     blocker.write_text("in the way")
-    for flags, message in ((["--png", blocker], "--png: "), (["--gif", blocker / "game.gif"], "--gif: "), (["--gif", tmp_path], "--gif: ")):
+    for flags, message in ((["--png", blocker], "--png: "), (["--gif", blocker / "game.gif"], "--gif: "), (["--gif", tmp_path], "--gif: "),
+                           (["--gif", tmp_path / "game.png"], "must end with .gif")):
         failed = run_replay(path, *flags)
         assert failed.returncode == 2 and message in failed.stderr and "Traceback" not in failed.stderr, failed.stderr
     assert blocker.read_text() == "in the way"

@@ -201,8 +201,12 @@ def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
     (["--rules", '{"uno_penalt": 3}'], "--rules: unknown rules option(s) ['uno_penalt']"),
     (["--rules", "[1]"], "--rules: expected a JSON object"),
     (["--iterations", "0"], "--iterations must be at least 1"),
+    (["--players", "1"], "--players must be in [2, 10], got 1"),
+    (["--lr", "0"], "--lr must be in (0, 1]"),
+    (["--entropy-coeff", "-1"], "--entropy-coeff must be >= 0"),
+    (["--out", "/proc/version/rllib"], "--out: "),
 ])
-def test_train_rllib_refuses_bad_options_before_ray_starts(argv, message, capsys):
+def test_train_rllib_refuses_bad_options_before_ray_starts(argv, message, capsys, tmp_path):
     import importlib.util
     import pathlib
 
@@ -210,7 +214,7 @@ def test_train_rllib_refuses_bad_options_before_ray_starts(argv, message, capsys
     script = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = script  # dataclasses look their module up there
     spec.loader.exec_module(script)
-    assert script.parse_args(["--players", "4"]).players == 4
+    assert script.parse_args(["--players", "4", "--out", str(tmp_path)]).players == 4
     with pytest.raises(SystemExit) as exit_:
-        script.parse_args(argv)
+        script.parse_args(["--out", str(tmp_path), *argv])
     assert exit_.value.code == 2 and message in capsys.readouterr().err and not ray.is_initialized()

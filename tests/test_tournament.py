@@ -150,6 +150,17 @@ def test_an_unwritable_out_is_refused_before_any_game(tmp_path, capsys):
         error = capsys.readouterr().err
         assert exit_info.value.code == 2 and "--out" in error and message in error and "Traceback" not in error
     assert blocker.read_text() == "in the way"
+    for in_the_way, flags, message in (("results.csv", [], "results.csv is a folder"), ("records", ["--record", "2"], "records is a file")):
+        out = tmp_path / f"out-{in_the_way}"
+        out.mkdir()
+        if in_the_way == "results.csv":
+            (out / in_the_way).mkdir()
+        else:
+            (out / in_the_way).write_text("in the way")
+        with pytest.raises(SystemExit) as exit_info:
+            tournament.main(["heuristic", "random", "--rounds", "100000000", "--out", str(out), *flags])
+        error = capsys.readouterr().err
+        assert exit_info.value.code == 2 and message in error and "Traceback" not in error, error
 
 
 def test_command_line_end_to_end_with_out_and_plot(tmp_path):
