@@ -24,6 +24,7 @@ Writes into --out:
   config.json        every option, the rules options, package versions, the seed and the command
   losses.csv         one row per PPO iteration: losses, rollout (env / policy) and update seconds, steps/s
   evaluations.csv    the learning curve: win rates against heuristic and random-play by steps and wall-clock
+                     (every --eval-every steps), then the final table's row for this run
   tensorboard/       the same scalars: tensorboard --logdir OUT/tensorboard
   league/            frozen snapshots of the learner (--opponent league)
 """
@@ -657,6 +658,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwin rate over {args.final_rounds} rounds per cell, {args.players} players, seats rotated"
           + (f" ({held_out} was held out of training)" if held_out else "") + ":")
     print(format_table(table, args.players))
+    for column, result in table["this run"].items():  # the curve's last point (its only one with --eval-every 0)
+        training.evaluations.write({"timesteps": model.num_timesteps, "wall_seconds": training.wall_seconds(), "opponent": column, **result})
 
     # ---- the agent: weights and JSON metadata, loadable without running code
     agent_path = os.path.join(args.out, "agent.safetensors")

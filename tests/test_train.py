@@ -57,7 +57,8 @@ def test_a_tiny_run_logs_evaluates_and_exports_a_safe_agent(tmp_path):
     assert [int(row["timesteps"]) for row in losses] == [512, 1024]  # one row per iteration (32 steps x 16 games)
     assert all(float(row["update_seconds"]) > 0 and row["value_loss"] and row["entropy_loss"] for row in losses)
     curve = read_csv(out / "evaluations.csv")
-    assert [(row["timesteps"], row["opponent"]) for row in curve] == [("512", "heuristic"), ("512", "random-play"), ("1024", "heuristic"), ("1024", "random-play")]
+    final = [("1024", name) for name in ("random", "random-play", "heuristic", "heuristic-v0")]  # the final table's row
+    assert [(row["timesteps"], row["opponent"]) for row in curve] == [("512", "heuristic"), ("512", "random-play"), ("1024", "heuristic"), ("1024", "random-play"), *final]
     assert float(curve[0]["wall_seconds"]) < float(curve[2]["wall_seconds"]) and all(row["rounds"] == "10" for row in curve)
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(out / "tensorboard"))
 
@@ -115,7 +116,8 @@ def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resum
     assert warm["teacher"] == "heuristic" and warm["decisions"] == 4000 and len(warm["epochs"]) == 2
     assert 0.5 < warm["agreement"] <= 1 and f"agrees with heuristic on {warm['agreement']:.1%}" in stdout
     curve = read_csv(out / "evaluations.csv")  # the curve starts right after the warm start, whose time it counts
-    assert [(row["timesteps"], row["opponent"]) for row in curve] == [("0", "heuristic"), ("0", "random-play")]
+    assert [(row["timesteps"], row["opponent"]) for row in curve[:2]] == [("0", "heuristic"), ("0", "random-play")]
+    assert [row["timesteps"] for row in curve[2:]] == ["512"] * 4  # then the final table's row
     assert float(curve[0]["wall_seconds"]) >= warm["seconds"]
 
     resumed = run_train("--timesteps", "1024", "--eval-every", "0", "--warm-start", "heuristic", "--out", str(out), "--resume", *TINY)
