@@ -194,14 +194,15 @@ def check_args(args: Args) -> str | None:
     except ValueError as error:
         return f"--opponent {args.opponent}: {error}"
     if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in agents.available() and not os.path.isfile(args.opponent):
-        return (f"--opponent must be one of {list(OPPONENT_CHOICES)}, a shipped agent {agents.available()}, an agent file "
+        return (f"--opponent must be a player {agents.available()}, self, league, an agent file "
                 f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
     if args.warm_start != "none" and args.warm_start not in agents.available() and not os.path.isfile(args.warm_start):
         return f"--warm-start must be none, a player {agents.available()} or an agent file, got {args.warm_start!r}"
     if args.hold_out != "none" and args.hold_out not in agents.BUILT_IN:
         return f"--hold-out must be a rule-based player {sorted(agents.BUILT_IN)} or none, got {args.hold_out!r}"
     if args.hold_out == args.opponent or args.hold_out in (mixture or {}):
-        return f"--hold-out {args.hold_out} is also the --opponent: hold out another player, or none"
+        where = "in the --opponent mixture" if mixture else "also the --opponent"
+        return f"--hold-out {args.hold_out} is {where}: hold out another player, or none"
     if args.hold_out == args.warm_start:
         return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
     for flag, name in (*(("--opponent", name) for name in (mixture or {args.opponent: 1})), ("--warm-start", args.warm_start)):

@@ -75,7 +75,8 @@ def seat_names(num_players: int, seat: int, opponents: str) -> list[str]:
     if len(names) == 1:
         names = names * (num_players - 1)
     if len(names) != num_players - 1:
-        raise ValueError(f"--opponents needs one name, or {num_players - 1} names (one per other seat), got {len(names)}")
+        wanted = "one name (one other seat)" if num_players == 2 else f"one name, or {num_players - 1} names (one per other seat)"
+        raise ValueError(f"--opponents needs {wanted}, got {len(names)}")
     table = [HUMAN] * num_players
     for offset, name in enumerate(names, start=1):
         table[(seat + offset) % num_players] = name

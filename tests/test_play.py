@@ -131,6 +131,8 @@ def test_seats_and_answers():
     assert seat_names(3, 2, "random,human") == ["random", HUMAN, HUMAN]
     with pytest.raises(ValueError, match="one name, or 2 names"):
         seat_names(3, 0, "a,b,c")
+    with pytest.raises(ValueError, match=r"one name \(one other seat\), got 2"):
+        seat_names(2, 0, "a,b")
     with pytest.raises(ValueError, match="comma-separated"):
         seat_names(3, 0, "a,,b")
     legal = [ACTION_LABELS.index("play:red:7"), ACTION_LABELS.index("draw")]

@@ -205,7 +205,7 @@ def test_help_explains_every_option_and_its_default(capsys):
     (["--rules", "{uno"], "--rules: not JSON"),
     (["--rules", '{"uno_penalt": 3}'], "unknown rules option(s) ['uno_penalt']"),
     (["--rules", '{"uno_penalty": -1}'], "uno_penalty"),
-    (["--opponent", "nobody"], "--opponent must be one of"),
+    (["--opponent", "nobody"], "--opponent must be a player"),
     (["--hold-out", "ppo_2p"], "--hold-out must be a rule-based player"),
     (["--opponent", "heuristic", "--hold-out", "heuristic"], "--hold-out heuristic is also the --opponent"),
     (["--warm-start", "nobody"], "--warm-start must be none, a player"),
@@ -218,7 +218,7 @@ def test_help_explains_every_option_and_its_default(capsys):
     (["--opponent", "heuristic=0"], "the weights give nobody a game"),
     (["--opponent", "heuristic=1,heuristic=2"], "'heuristic' appears twice"),
     (["--opponent", "self=1,heuristic=1"], "a mixture holds fixed players"),
-    (["--opponent", "heuristic=1,heuristic-v0=1"], "--hold-out heuristic-v0 is also the --opponent"),
+    (["--opponent", "heuristic=1,heuristic-v0=1"], "--hold-out heuristic-v0 is in the --opponent mixture"),
 ])
 def test_bad_options_are_refused_naming_them(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
