@@ -186,7 +186,7 @@ class Table:
             news, self.since_handover = self.since_handover, []
             self.say("\n" * HANDOVER_LINES + f"{agent}'s turn: pass the keyboard to {agent}.")
             try:
-                if self.ask(f"{agent}, press Enter when the others cannot see the screen (q quits) > ").strip().lower() in ("q", "quit"):
+                if self.ask(f"{agent}, press Enter when the others cannot see the screen (q quits) > ").strip().lower() in QUIT_WORDS:
                     return None
             except EOFError:
                 self.say("(end of input)")
