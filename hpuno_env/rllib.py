@@ -61,7 +61,7 @@ from gymnasium import spaces
 from .aec_env import ILLEGAL_REWARD, raw_env
 from .cards import NUM_ACTIONS
 from .engine import VectorEngine
-from .vector_env import ObservationFormat, check_illegal_action
+from .vector_env import ObservationFormat, check_illegal_action, illegal_actions
 
 SHARED_POLICY = "shared"
 LEARNER_POLICY = "learner"
@@ -135,9 +135,7 @@ class MultiAgentGames:
                 raise ValueError(f"no action for {agent}, the agent to act" + (f" in game {g}" if self.num_games > 1 else "")
                                  + f"; got actions for {sorted(actions[g])}")
             chosen[g] = raw_env._action_index(actions[g][agent], agent)
-        in_range = (chosen >= 0) & (chosen < NUM_ACTIONS)
-        legal = in_range & self._masks[np.arange(self.num_games), np.where(in_range, chosen, 0)]
-        illegal = stepping & ~legal
+        illegal = stepping & illegal_actions(chosen, self._masks)
         if illegal.any():
             if self.illegal_action == "raise":
                 bad = np.flatnonzero(illegal)

@@ -85,6 +85,12 @@ def check_illegal_action(illegal_action) -> str:
     return illegal_action
 
 
+def illegal_actions(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """(N,) bool: where ``actions[i]`` is outside [0, NUM_ACTIONS) or not legal under ``masks[i]``."""
+    in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+    return ~(in_range & masks[np.arange(len(actions)), np.where(in_range, actions, 0)])
+
+
 # What set_opponents accepts as an assignment: fixed indices, or a function of the game slots
 # starting a new episode that returns their indices (one per seat).
 Assignment = np.ndarray | Callable[[np.ndarray], np.ndarray]
@@ -236,8 +242,7 @@ class SeatBatch:
         """Where the learner's action is out of range or not legal now; None if nowhere."""
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        in_range = (actions >= 0) & (actions < NUM_ACTIONS)
-        illegal = ~(in_range & self.masks[self._rows, np.where(in_range, actions, 0)])
+        illegal = illegal_actions(actions, self.masks)
         return illegal if illegal.any() else None
 
     def _start_episodes(self, games: np.ndarray) -> None:
