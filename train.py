@@ -57,7 +57,7 @@ import hpuno_env
 from agents._cli import dataclass_parser, given_options, option, rules_from_json
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
-from agents.league import League, Mixture
+from agents.league import League, Mixture, check_weights
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv
 from hpuno_env.encoding import observation_scale
@@ -242,10 +242,7 @@ def opponent_mixture(opponent: str) -> dict | None:
             weights[name] = float(weight)
         except ValueError:
             raise ValueError(f"the weight of {name!r} must be a number, got {weight!r}") from None
-        if not np.isfinite(weights[name]) or weights[name] < 0:
-            raise ValueError(f"the weight of {name!r} must be a non-negative number, got {weight!r}")
-    if sum(weights.values()) <= 0:
-        raise ValueError("the weights give nobody a game")
+    check_weights(weights)
     return weights
 
 

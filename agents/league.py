@@ -44,6 +44,15 @@ DEFAULT_WEIGHTS = {"latest": 0.25, "snapshots": 0.35, "heuristic": 0.3, "random-
 DEFAULT_RULE_BASED = ("heuristic", "random-play")
 
 
+def check_weights(weights: dict) -> None:
+    """ValueError unless every weight of a mixture is a finite non-negative number and some is positive."""
+    for name, weight in weights.items():
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not np.isfinite(weight) or weight < 0:
+            raise ValueError(f"the weight of {name!r} must be a non-negative number, got {weight!r}")
+    if sum(weights.values()) <= 0:
+        raise ValueError(f"the weights give nobody a game: {weights}")
+
+
 @dataclass
 class Member:
     """One opponent of the league: its name, its group (a key of the weights) and its policy."""
@@ -77,8 +86,7 @@ class League:
         weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
         if unknown:  # a typo would silently give that player no seat
             raise ValueError(f"weights has groups {unknown} that are not 'latest', 'snapshots' or one of rule_based {list(rule_based)}")
-        if any(not isinstance(w, (int, float)) or isinstance(w, bool) or not np.isfinite(w) or w < 0 for w in weights.values()):
-            raise ValueError(f"weights must be non-negative numbers, got {weights}")
+        check_weights(weights)
         if held_out is not None and held_out not in agents.BUILT_IN:
             raise ValueError(f"held_out must be a rule-based player's name {sorted(agents.BUILT_IN)} or None, got {held_out!r}")
         if isinstance(max_snapshots, bool) or not isinstance(max_snapshots, int) or max_snapshots < 1:
@@ -194,11 +202,8 @@ class Mixture:
 
         if not weights:
             raise ValueError("weights must name at least one player")
-        if any(not isinstance(w, (int, float)) or isinstance(w, bool) or not np.isfinite(w) or w < 0 for w in weights.values()):
-            raise ValueError(f"weights must be non-negative numbers, got {weights}")
+        check_weights(weights)
         total = float(sum(weights.values()))
-        if total <= 0:
-            raise ValueError(f"weights {weights} give nobody a game")
         self.names = list(weights)
         self.shares = np.array([weights[name] / total for name in self.names])
         streams = np.random.SeedSequence(seed).generate_state(len(self.names))
