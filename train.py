@@ -54,7 +54,7 @@ from tqdm import tqdm
 
 import agents
 import hpuno_env
-from agents._cli import dataclass_parser, given_options, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, layer_sizes, option, rules_from_json
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture, check_weights
@@ -183,8 +183,10 @@ def check_args(args: Args) -> str | None:
         return f"--league-margin must be in [0, 1), got {args.league_margin}"
     if args.ent_coef < 0:
         return f"--ent-coef must be >= 0, got {args.ent_coef}"
-    if not all(part.strip().isdigit() and int(part) > 0 for part in args.net_arch.split(",")):
-        return f"--net-arch must be positive layer sizes separated by commas, e.g. 256,256, got {args.net_arch!r}"
+    try:
+        layer_sizes(args.net_arch)
+    except ValueError as error:
+        return f"--net-arch {error}"
     try:
         rules_options(args)
     except (ValueError, TypeError) as error:
@@ -561,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         model = MaskablePPO(
             "MlpPolicy", env, n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
             learning_rate=learning_rate(args), gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-            ent_coef=args.ent_coef, policy_kwargs={"net_arch": [int(size) for size in args.net_arch.split(",")]},
+            ent_coef=args.ent_coef, policy_kwargs={"net_arch": layer_sizes(args.net_arch)},
             seed=args.seed, device="cpu", verbose=0,
         )
     warm_start_seconds = 0.0

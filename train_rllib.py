@@ -30,7 +30,7 @@ except ImportError as error:  # the optional extra: say how to get it instead of
     raise SystemExit('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]"') from error
 
 import agents
-from agents._cli import dataclass_parser, option, rules_from_json
+from agents._cli import dataclass_parser, layer_sizes, option, rules_from_json
 from agents.evaluate import win_rate
 from hpuno_env._output import folder_problem
 from hpuno_env.options import check_num_players
@@ -92,8 +92,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
         rules_from_json(args.rules)
     except (ValueError, TypeError) as error:
         parser.error(f"--rules: {error}")
-    if not all(part.strip().isdigit() and int(part) > 0 for part in args.hidden.split(",")):
-        parser.error(f"--hidden must be positive layer sizes separated by commas, e.g. 256,256, got {args.hidden!r}")
+    try:
+        layer_sizes(args.hidden)
+    except ValueError as error:
+        parser.error(f"--hidden {error}")
     return args
 
 
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     rules = rules_from_json(args.rules)
-    hidden = [int(size) for size in args.hidden.split(",")]
+    hidden = layer_sizes(args.hidden)
     # Bad rules or a bad player count fail here, before Ray starts (ppo_config builds one env).
     config = ppo_config(
         args.players, runners=args.runners, games_per_runner=args.games_per_runner, batched=args.batched,

@@ -48,6 +48,13 @@ def given_options(args_class, argv) -> set[str]:
     return set(vars(parser.parse_args(argv)))
 
 
+def layer_sizes(text: str) -> list[int]:
+    """Hidden layer sizes from ``"256,256"``; ValueError says what is wrong."""
+    if not all(part.strip().isdigit() and int(part) > 0 for part in text.split(",")):
+        raise ValueError(f"must be positive layer sizes separated by commas, e.g. 256,256, got {text!r}")
+    return [int(part) for part in text.split(",")]
+
+
 def rules_from_json(text: str) -> dict:
     """A ``--rules`` JSON object as a full, checked ``RulesOptions`` dict; ValueError/TypeError say what is wrong."""
     try:

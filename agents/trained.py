@@ -252,8 +252,6 @@ def export(
 # ---- writing: what a live model is, checked
 
 
-
-
 def _model_architecture(model, num_players: int) -> dict:
     """The network section of the metadata for a MaskablePPO MlpPolicy, or ValueError if the actor cannot be rebuilt."""
     from gymnasium import spaces
