@@ -145,10 +145,8 @@ FIXED_BY_CHECKPOINT = ("players", "n_steps", "batch_size", "n_epochs", "gamma", 
 def inherit_options(args: Args, given: set[str]) -> str | None:
     """--resume: every option not on the command line is the run's own (OUT/config.json), so a resumed run
     trains as before unless told otherwise; a setting the checkpoint fixes cannot be changed. Returns a problem or None."""
-    try:
-        with open(os.path.join(args.out, "config.json")) as file:
-            earlier = json.load(file)["options"]
-    except (OSError, ValueError, KeyError, TypeError):
+    earlier = run_config(args.out).get("options")
+    if not isinstance(earlier, dict):
         return None  # no readable config.json (a checkpoint from elsewhere): the command line as given
     for name in FIXED_BY_CHECKPOINT:
         if name in given and name in earlier and getattr(args, name) != earlier[name]:
@@ -188,7 +186,7 @@ def check_args(args: Args) -> str | None:
     except ValueError as error:
         return f"--net-arch {error}"
     try:
-        rules_options(args)
+        rules_from_json(args.rules)
     except (ValueError, TypeError) as error:
         return f"--rules: {error}"
     try:
@@ -253,11 +251,6 @@ def learning_rate(args: Args):
     if args.final_learning_rate is None:
         return args.learning_rate
     return LinearSchedule(args.learning_rate, args.final_learning_rate, end_fraction=1.0)
-
-
-def rules_options(args: Args) -> dict:
-    """The --rules JSON as a full, checked RulesOptions dict."""
-    return rules_from_json(args.rules)
 
 
 RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
@@ -486,14 +479,19 @@ def format_table(table: dict, num_players: int) -> str:
     return "\n".join(lines)
 
 
-def earlier_commands(config_path: str) -> list[str]:
-    """The commands that made a run's checkpoint so far, from its config.json ([] if unreadable)."""
+def run_config(out: str) -> dict:
+    """A run's config.json as written by train.py, or {} if there is none or it cannot be read."""
     try:
-        with open(config_path) as file:
-            earlier = json.load(file)
+        with open(os.path.join(out, "config.json")) as file:
+            config = json.load(file)
     except (OSError, ValueError):
-        return []
-    return list(earlier.get("commands", [earlier["command"]] if "command" in earlier else []))
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def earlier_commands(config: dict) -> list[str]:
+    """The commands that made a run's checkpoint so far, from its config ([] if it names none)."""
+    return list(config.get("commands", [config["command"]] if "command" in config else []))
 
 
 def resume_command(argv: list[str]) -> str:
@@ -504,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    rules = rules_options(args)
+    rules = rules_from_json(args.rules)
     scale = observation_scale(args.players) if args.scale_observations else None
 
     # ---- output folder and config.json
@@ -551,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: cannot resume {checkpoint_path} with these options: {first_line}", file=sys.stderr)
             return 2
         config["resumed_from_timesteps"] = model.num_timesteps
-        config["commands"] = earlier_commands(os.path.join(args.out, "config.json")) + config["commands"]
+        config["commands"] = earlier_commands(run_config(args.out)) + config["commands"]
         print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (opponent {args.opponent}; learning rate now "
               f"{model.lr_schedule(max(0.0, 1 - model.num_timesteps / args.timesteps)):.3g})")
         if model.num_timesteps >= args.timesteps:
@@ -585,6 +583,7 @@ def main(argv: list[str] | None = None) -> int:
         return TrainedAgent.from_model(model, args.players, deterministic, seed=seed, observation_scale=scale)
 
     held_out = None if args.hold_out == "none" else args.hold_out
+    mixture = opponent_mixture(args.opponent)
     league = None
     if args.opponent == "league":
         league = League(args.players, latest=live_agent(False, args.seed + 1), held_out=held_out, seed=args.seed + 1)
@@ -592,8 +591,8 @@ def main(argv: list[str] | None = None) -> int:
             league.add_snapshot(TrainedAgent.load(os.path.join(args.out, "league", name + ".safetensors"), args.players, deterministic=False), name)
         league.snapshots_added = state.get("snapshots_added", 0)
         league.install(game_env)
-    elif opponent_mixture(args.opponent) is not None:
-        Mixture(opponent_mixture(args.opponent), args.players, seed=args.seed + 1).install(game_env)
+    elif mixture is not None:
+        Mixture(mixture, args.players, seed=args.seed + 1).install(game_env)
     elif args.opponent == "self":
         game_env.set_opponent(live_agent(False, args.seed + 1))
     else:
