@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 
@@ -35,14 +36,18 @@ def read_curve(path: str) -> tuple[dict, set]:
     return curves, rounds
 
 
+def read_players(run: str) -> int:
+    """The player count of a train.py run folder, from its config.json."""
+    with open(os.path.join(run, "config.json")) as file:
+        return json.load(file)["options"]["players"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="train.py output folders (or their evaluations.csv)")
     parser.add_argument("--players", type=int, nargs="+", help="each run's player count, for the fair-share line (default: read from config.json)")
     parser.add_argument("--out", default="learning_curves.png", help="the picture (default learning_curves.png)")
     args = parser.parse_args(argv)
-    import json
-
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(6 * len(args.runs), 4), layout="constrained")
@@ -50,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     for index, (run, ax) in enumerate(zip(args.runs, axes)):
         try:
             curves, rounds = read_curve(run)
-            players = args.players[index] if args.players else json.load(open(os.path.join(run, "config.json")))["options"]["players"]
+            players = args.players[index] if args.players else read_players(run)
         except (OSError, KeyError, ValueError, IndexError) as error:
             parser.error(f"{run}: {error}")
         for name, points in curves.items():
