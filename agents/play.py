@@ -83,17 +83,27 @@ def seat_names(num_players: int, seat: int, opponents: str) -> list[str]:
     return table
 
 
+def load_player(name: str, num_players: int, seed: int | None):
+    """An agent for a seat, by any name ``agents.load`` takes; an unknown name's error also offers ``human``."""
+    try:
+        return load(name, num_players=num_players, seed=seed)
+    except ValueError as error:
+        if str(error).startswith("unknown agent"):
+            raise ValueError(f"{error} (or {HUMAN}, a person at this terminal)") from None
+        raise
+
+
 HANDOVER_LINES = 60  # blank lines that scroll one person's hand off the screen before the next person's turn
 
 
 class Table:
     """One match between people at this terminal and agents, told as it goes."""
 
-    def __init__(self, names: list[str], engine: VectorEngine, policies: dict, seed: int | None, out=sys.stdout, ask=None):
+    def __init__(self, names: list[str], engine: VectorEngine, policies: dict, seed: int | None, out=None, ask=None):
         self.names = names
         self.engine = engine
         self.policies = policies
-        self.out = out
+        self.out = out or sys.stdout  # looked up now, not at import: a redirected stdout is honoured
         self.ask = ask or read_answer
         self.agents = engine.agents
         humans = [seat for seat, name in enumerate(names) if name == HUMAN]
@@ -296,14 +306,14 @@ def main(argv=None) -> int:
         names = seat_names(args.players, args.seat, args.opponents)
         seeds = np.random.SeedSequence(args.seed).generate_state(args.players) if args.seed is not None else [None] * args.players
         policies = {
-            seat: load(name, num_players=args.players, seed=None if seeds[seat] is None else int(seeds[seat]))
+            seat: load_player(name, args.players, None if seeds[seat] is None else int(seeds[seat]))
             for seat, name in enumerate(names) if name != HUMAN
         }
         engine = VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     path = args.record or time.strftime("hpuno-game-%Y%m%d-%H%M%S.json")
-    problem = file_problem(path)
+    problem = file_problem(path) or (f"{path} already exists (a record is never overwritten: give another path)" if os.path.exists(path) else None)
     if problem:  # found before the game, not after it
         parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
     table = Table(names, engine, policies, args.seed)
@@ -317,9 +327,9 @@ def main(argv=None) -> int:
     try:
         save_record(table.record(), path)
     except OSError as error:  # the path was writable at the start; keep the game anyway
-        fallback = os.path.join(tempfile.gettempdir(), os.path.basename(path) or "hpuno-game.json")
         table.say(f"Could not save the record to {path} ({error.strerror or error}).")
-        path = fallback
+        handle, path = tempfile.mkstemp(prefix="hpuno-game-", suffix=".json")  # a new file: nothing is overwritten
+        os.close(handle)
         save_record(table.record(), path)
     table.say(f"Game record saved to {path} (python -m hpuno_env.replay {path} shows it again).")
     return 0

@@ -90,9 +90,10 @@ def test_end_of_input_quits_cleanly_and_labels_are_answers(tmp_path):
     assert "(end of input)" in first.stdout and load_record(path)["outcome"] == "unfinished"
     legal = re.findall(r"^\s+\d+  (\S+)", first.stdout, re.M)
     # The same game, answered with the first action's label (a card's without "play:").
-    second = run_play("--players", 2, "--seed", 4, "--record", path, stdin=legal[0].removeprefix("play:") + "\n")
+    second_path = tmp_path / "eof-2.json"
+    second = run_play("--players", 2, "--seed", 4, "--record", second_path, stdin=legal[0].removeprefix("play:") + "\n")
     assert second.returncode == 0, second.stderr
-    person = [label for entry in load_record(path)["rounds"] for seat, label in entry["decisions"] if seat == 0]
+    person = [label for entry in load_record(second_path)["rounds"] for seat, label in entry["decisions"] if seat == 0]
     assert person == [legal[0]]
     assert run_play("--help", stdin="").returncode == 0
 
@@ -103,6 +104,7 @@ def test_end_of_input_quits_cleanly_and_labels_are_answers(tmp_path):
         (["--players", "3", "--opponents", "ppo_2p"], "made for 2-player games"),
         (["--players", "4", "--opponents", "heuristic,random"], "--opponents needs one name, or 3 names"),
         (["--opponents", "nobody"], "unknown agent 'nobody'"),
+        (["--opponents", "nobody"], "or human, a person at this terminal"),
         (["--rule", "uno_penalty=-3"], "uno_penalty"),
         (["--rule", "speed"], "NAME=VALUE"),
         (["--players", "11"], "--players must be in [2, 10]"),
@@ -124,6 +126,15 @@ def test_an_unwritable_record_path_is_refused_before_the_game(tmp_path, capsys):
         error = capsys.readouterr().err
         assert exit_.value.code == 2 and "--record" in error and message in error and "Traceback" not in error
     assert sorted(os.listdir(tmp_path)) == ["a-file"] and blocker.read_text() == "in the way"
+
+
+def test_an_existing_record_is_never_overwritten(tmp_path, capsys):
+    path = tmp_path / "kept.json"
+    path.write_text("an earlier game")
+    with pytest.raises(SystemExit) as exit_:
+        play_main(["--opponents", "heuristic", "--record", str(path)])
+    assert exit_.value.code == 2 and "kept.json already exists" in capsys.readouterr().err
+    assert path.read_text() == "an earlier game"
 
 
 def test_seats_and_answers():
@@ -198,3 +209,25 @@ def test_a_challenge_shows_the_person_the_bluffers_hand():
     assert text.index(shown) > text.index("guilty")
     record = table.record()
     assert record["outcome"] == "unfinished" and record["rounds"][0]["decisions"][-1] == [0, "challenge"]
+
+
+def test_a_record_that_cannot_be_saved_after_the_game_goes_to_a_new_temporary_file(tmp_path, monkeypatch, capsys):
+    import agents.play as play
+    from hpuno_env.records import save_record
+
+    calls = []
+
+    def failing_once(record, path):
+        calls.append(path)
+        if len(calls) == 1:
+            raise PermissionError(13, "Permission denied")
+        save_record(record, path)
+
+    monkeypatch.setattr(play, "save_record", failing_once)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # the person leaves at once
+    assert play_main(["--opponents", "heuristic", "--seed", "4", "--record", str(tmp_path / "game.json")]) == 0
+    out = capsys.readouterr().out
+    assert "Could not save the record to" in out and "Permission denied" in out
+    fallback = calls[1]
+    assert fallback != calls[0] and f"Game record saved to {fallback}" in out and load_record(fallback)["seed"] == 4
+    os.unlink(fallback)
