@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -45,9 +46,29 @@ def read_csv(path) -> list[dict]:
         return list(csv.DictReader(file))
 
 
-def test_a_tiny_run_logs_evaluates_and_exports_a_safe_agent(tmp_path):
+# Runs shared by several tests (each train.py subprocess costs seconds); a test that changes a run works on a copy.
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny") / "run"
+    return out, run_train("--timesteps", "1024", "--eval-every", "512", "--checkpoint-every", "256", "--out", str(out), *TINY)
+
+
+@pytest.fixture(scope="module")
+def mixture_run(tmp_path_factory):
+    """A mixture of opponents and a learning rate annealed from 1e-3 to 0 over 1024 steps."""
+    out = tmp_path_factory.mktemp("mixture") / "run"
+    return out, run_train("--timesteps", "1024", "--eval-every", "0", "--opponent", "heuristic=3,random-play=1", "--learning-rate",
+                          "0.001", "--final-learning-rate", "0", "--out", str(out), *TINY)
+
+
+def copy_of(run, tmp_path) -> pathlib.Path:
     out = tmp_path / "run"
-    stdout = run_train("--timesteps", "1024", "--eval-every", "512", "--checkpoint-every", "256", "--out", str(out), *TINY)
+    shutil.copytree(run[0], out)
+    return out
+
+
+def test_a_tiny_run_logs_evaluates_and_exports_a_safe_agent(tiny_run):
+    out, stdout = tiny_run
 
     config = json.loads((out / "config.json").read_text())
     assert set(config["options"]) == {spec.name for spec in dataclasses.fields(train.Args)}
@@ -125,10 +146,8 @@ def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resum
     assert "warm_start" not in json.loads((out / "config.json").read_text())
 
 
-def test_a_mixture_of_opponents_and_an_annealed_learning_rate_that_resume_can_replace(tmp_path):
-    out = tmp_path / "run"
-    stdout = run_train("--timesteps", "1024", "--eval-every", "0", "--opponent", "heuristic=3,random-play=1", "--learning-rate", "0.001",
-                       "--final-learning-rate", "0", "--out", str(out), *TINY)
+def test_a_mixture_of_opponents_and_an_annealed_learning_rate_that_resume_can_replace(mixture_run, tmp_path):
+    out, stdout = copy_of(mixture_run, tmp_path), mixture_run[1]
     assert "opponent heuristic=3,random-play=1" in stdout
     # SB3 sets the step size before each update from the share of --timesteps still to go: 1/2, then 0
     assert [float(row["learning_rate"]) for row in read_csv(out / "losses.csv")] == pytest.approx([5e-4, 0.0])
@@ -140,9 +159,8 @@ def test_a_mixture_of_opponents_and_an_annealed_learning_rate_that_resume_can_re
     assert [float(row["learning_rate"]) for row in read_csv(out / "losses.csv")] == pytest.approx([5e-4, 0.0, 1.25e-3, 1e-3])
 
 
-def test_overwrite_deletes_the_old_runs_files_and_nothing_else(tmp_path):
-    out = tmp_path / "run"
-    run_train("--timesteps", "512", "--eval-every", "0", "--out", str(out), *TINY)
+def test_overwrite_deletes_the_old_runs_files_and_nothing_else(tiny_run, tmp_path):
+    out = copy_of(tiny_run, tmp_path)
     (out / "league").mkdir()
     (out / "league" / "snapshot-1.safetensors").write_bytes(b"an old snapshot")
     mine = [out / "notes.txt", out / "league" / "mine.safetensors", out / "tensorboard" / "my-log.txt"]
@@ -154,17 +172,15 @@ def test_overwrite_deletes_the_old_runs_files_and_nothing_else(tmp_path):
     assert not old_events & set(os.listdir(out / "tensorboard")) and len(read_csv(out / "losses.csv")) == 1
 
 
-def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_the_network(tmp_path, capsys):
-    out = tmp_path / "run"
-    run_train("--timesteps", "512", "--eval-every", "0", "--opponent", "heuristic=3,random-play=1", "--final-learning-rate", "0",
-              "--out", str(out), *TINY)
-    resumed = run_train("--timesteps", "1024", "--out", str(out), "--resume", "--no-progress")
+def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_the_network(mixture_run, tmp_path, capsys):
+    out = copy_of(mixture_run, tmp_path)
+    resumed = run_train("--timesteps", "1536", "--out", str(out), "--resume", "--no-progress")
     assert "opponent heuristic=3,random-play=1" in resumed  # not the default opponent
     options = json.loads((out / "config.json").read_text())["options"]
     assert options["opponent"] == "heuristic=3,random-play=1" and options["n_steps"] == 32 and options["final_learning_rate"] == 0
-    assert options["timesteps"] == 1024 and options["eval_every"] == 0
-    again = run_train("--out", str(out), "--resume", "--no-progress")  # --timesteps not given: the run's own 1024
-    assert "nothing to train: the checkpoint is at 1024 steps" in again
+    assert options["learning_rate"] == 0.001 and options["timesteps"] == 1536 and options["eval_every"] == 0
+    assert train.main(["--out", str(out), "--resume", "--no-progress"]) == 0  # --timesteps not given: the run's own 1536
+    assert "nothing to train: the checkpoint is at 1536 steps" in capsys.readouterr().out
 
     for argv, message in ((["--n-steps", "64"], "--n-steps 64: the checkpoint"), (["--players", "4"], "--players 4: the checkpoint"),
                           (["--net-arch", "64,64"], "was trained with 256,256")):
