@@ -4,6 +4,7 @@
     python train_rllib.py                                     # local Ray, 2 env runners, 2 players
     python train_rllib.py --league 3                          # a learner against 3 frozen snapshots of itself
     python train_rllib.py --address auto --runners 98 --games-per-runner 128    # on a running Ray cluster
+    python train_rllib.py --iterations 200 --resume           # continue runs/rllib to 200 iterations in all
     python train_rllib.py --help                              # every option and its default
 
 Reads top to bottom: options (the ``Args`` dataclass), Ray (local, or the
@@ -12,13 +13,23 @@ cluster at ``--address``), the PPO config (``hpuno_env.rllib.ppo_config``:
 one engine, one shared policy at every seat or ``--league`` frozen snapshots
 against the learner), the training loop (one line per iteration: env steps,
 steps/s, mean round length, losses), then the trained policy's win rates,
-played greedily against the random and heuristic players, and an RLlib
-checkpoint in ``--out`` (``Algorithm.from_checkpoint(path)`` restores it).
+played greedily against the random and heuristic players.
+
+The RLlib checkpoint is ``OUT/checkpoint`` (``Algorithm.from_checkpoint(path)``
+restores it), written every ``--checkpoint-every`` iterations, at the end, and
+on Ctrl-C, each time atomically (a new folder beside it, then swapped in), with
+``progress.json`` inside: the iterations done and the options. ``--resume``
+continues it up to ``--iterations`` in all, with the run's own options unless
+given anew (those that shape the network cannot change).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import shutil
+import sys
 import time
 from dataclasses import dataclass
 
@@ -30,7 +41,7 @@ except ImportError as error:  # the optional extra: say how to get it instead of
     raise SystemExit('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]"') from error
 
 import agents
-from agents._cli import dataclass_parser, layer_sizes, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, layer_sizes, option, rules_from_json
 from agents.evaluate import win_rate
 from hpuno_env._output import folder_problem
 from hpuno_env.options import check_num_players
@@ -44,7 +55,9 @@ class Args:
     iterations: int = option(20, "PPO iterations (each samples --train-batch env steps, then updates)")
     rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
     seed: int = option(0, "seeds the games and the networks")
-    out: str = option("runs/rllib", "folder for the RLlib checkpoint")
+    out: str = option("runs/rllib", "folder for the run (its RLlib checkpoint is OUT/checkpoint)")
+    resume: bool = option(False, "continue the checkpoint in --out (an error if there is none)")
+    checkpoint_every: int = option(10, "iterations between checkpoints (0: only at the end and on Ctrl-C)")
     # ---- Ray
     address: str = option("", 'Ray cluster to join ("auto": the one this machine belongs to); empty: start Ray locally')
     runners: int = option(2, "env runner processes, one CPU each (0: sample in this process)")
@@ -67,14 +80,71 @@ class Args:
     eval_rounds: int = option(1000, "rounds against each of random and heuristic at the end (0: none)")
 
 
+CHECKPOINT = "checkpoint"  # OUT/CHECKPOINT: the RLlib checkpoint
+PROGRESS = "progress.json"  # inside it: {"iterations": done, "options": the run's Args}
+FIXED_BY_CHECKPOINT = ("players", "league", "hidden", "scale_observations")  # the networks a checkpoint holds
+
+
+def checkpoint_to_resume(out: str) -> str | None:
+    """OUT/checkpoint, or the previous one if a crash came between the two renames of ``save_checkpoint``."""
+    for path in (os.path.join(out, CHECKPOINT), os.path.join(out, CHECKPOINT + ".old")):
+        if os.path.isfile(os.path.join(path, PROGRESS)):
+            return path
+    return None
+
+
+def read_progress(checkpoint: str) -> dict:
+    with open(os.path.join(checkpoint, PROGRESS)) as file:
+        return json.load(file)
+
+
+def save_checkpoint(algo, args: Args, iterations: int) -> str:
+    """Write OUT/checkpoint atomically: the new one is written beside it, then swapped in, so a crash
+    at any moment leaves a whole checkpoint (the old or the new) for --resume."""
+    final = os.path.join(os.path.abspath(args.out), CHECKPOINT)
+    new, old = final + ".new", final + ".old"
+    shutil.rmtree(new, ignore_errors=True)
+    algo.save_to_path(new)
+    with open(os.path.join(new, PROGRESS), "w") as file:
+        json.dump({"iterations": iterations, "options": dataclasses.asdict(args)}, file, indent=2)
+    shutil.rmtree(old, ignore_errors=True)
+    if os.path.exists(final):
+        os.replace(final, old)
+    os.replace(new, final)
+    shutil.rmtree(old, ignore_errors=True)
+    return final
+
+
+def inherit_options(args: Args, given: set[str]) -> str | None:
+    """--resume: every option not given is the run's own; one that shapes the networks cannot change."""
+    checkpoint = checkpoint_to_resume(args.out)
+    if checkpoint is None:
+        return f"--resume: no checkpoint in {os.path.join(args.out, CHECKPOINT)} (train without --resume to start one)"
+    earlier = read_progress(checkpoint)["options"]
+    for name in FIXED_BY_CHECKPOINT:
+        if name in given and getattr(args, name) != earlier[name]:
+            return (f"--{name.replace('_', '-')} {getattr(args, name)}: the checkpoint in {args.out} was trained with "
+                    f"{earlier[name]}, which a resumed run keeps (start a new run to change it)")
+    for name in {field.name for field in dataclasses.fields(Args)} - given - {"resume", "out", "address"}:
+        if name in earlier:
+            setattr(args, name, earlier[name])
+    return None
+
+
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line; a bad value exits with a message naming it."""
     parser = dataclass_parser(Args, __doc__)
     args = Args(**vars(parser.parse_args(argv)))
+    if args.resume:
+        problem = inherit_options(args, given_options(Args, sys.argv[1:] if argv is None else argv))
+        if problem:
+            parser.error(problem)
+    elif checkpoint_to_resume(args.out):  # a new run would replace it
+        parser.error(f"--out {args.out} already holds a checkpoint: --resume continues it; give another --out to start anew")
     for name in ("iterations", "games_per_runner", "train_batch", "minibatch", "epochs", "threads", "snapshot_every"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    for name in ("runners", "league", "eval_rounds"):
+    for name in ("runners", "league", "eval_rounds", "checkpoint_every"):
         if getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must be at least 0, got {getattr(args, name)}")
     try:
@@ -99,7 +169,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     rules = rules_from_json(args.rules)
@@ -111,28 +181,48 @@ def main(argv: list[str] | None = None) -> None:
         epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
         scale_observations=args.scale_observations, seed=args.seed, **rules,
     )
-    ray.init(address=args.address or None, include_dashboard=False)
+    started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
+    if started_ray:
+        ray.init(address=args.address or None, include_dashboard=False)
     print(f"Ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
     algo = config.build_algo()
     trained = LEARNER_POLICY if args.league else SHARED_POLICY
+    done = 0
+    if args.resume:
+        checkpoint = checkpoint_to_resume(args.out)
+        algo.restore_from_path(os.path.abspath(checkpoint))
+        done = read_progress(checkpoint)["iterations"]
+        print(f"resumed from {checkpoint} at iteration {done}" + ("; nothing to train (give a larger --iterations)"
+                                                                  if done >= args.iterations else ""))
 
-    for iteration in range(1, args.iterations + 1):
-        start = time.perf_counter()
-        result = algo.train()
-        seconds = time.perf_counter() - start
-        sampled = result["env_runners"].get("num_env_steps_sampled", 0)
-        length = result["env_runners"].get("episode_len_mean", float("nan"))
-        losses = result["learners"][trained]
-        timers = result.get("timers", {})
-        print(f"iter {iteration:4d}  env steps {sampled:7.0f}  {sampled / seconds:8.0f} steps/s  "
-              f"(sample {timers.get('env_runner_sampling_timer', float('nan')):5.1f} s, "
-              f"learn {timers.get('learner_update_timer', float('nan')):5.1f} s)  "
-              f"round length {length:7.1f}  policy loss {losses['policy_loss']:+.4f}  "
-              f"value loss {losses['vf_loss']:.4f}  entropy {losses['entropy']:.3f}"
-              + (f"  refreshed {result['league_refreshed']}" if "league_refreshed" in result else ""))
+    try:
+        for iteration in range(done + 1, args.iterations + 1):
+            start = time.perf_counter()
+            result = algo.train()
+            seconds = time.perf_counter() - start
+            done = iteration
+            sampled = result["env_runners"].get("num_env_steps_sampled", 0)
+            length = result["env_runners"].get("episode_len_mean", float("nan"))
+            losses = result["learners"][trained]
+            timers = result.get("timers", {})
+            print(f"iter {iteration:4d}  env steps {sampled:7.0f}  {sampled / seconds:8.0f} steps/s  "
+                  f"(sample {timers.get('env_runner_sampling_timer', float('nan')):5.1f} s, "
+                  f"learn {timers.get('learner_update_timer', float('nan')):5.1f} s)  "
+                  f"round length {length:7.1f}  policy loss {losses['policy_loss']:+.4f}  "
+                  f"value loss {losses['vf_loss']:.4f}  entropy {losses['entropy']:.3f}"
+                  + (f"  refreshed {result['league_refreshed']}" if "league_refreshed" in result else ""), flush=True)
+            if args.checkpoint_every and iteration % args.checkpoint_every == 0 and iteration < args.iterations:
+                save_checkpoint(algo, args, done)
+    except KeyboardInterrupt:
+        path = save_checkpoint(algo, args, done)
+        print(f"\ninterrupted after iteration {done}: checkpoint {path}\n"
+              f"resume with: python train_rllib.py --out {args.out} --resume")
+        algo.stop()
+        if started_ray:
+            ray.shutdown()
+        return 130
 
-    os.makedirs(args.out, exist_ok=True)
-    path = algo.save_to_path(os.path.abspath(args.out))
+    path = save_checkpoint(algo, args, done)
     print(f"checkpoint: {path}")
     if args.eval_rounds:
         policy = RLModulePolicy(algo.get_module(trained), args.players, scale_observations=args.scale_observations)
@@ -142,8 +232,10 @@ def main(argv: list[str] | None = None) -> None:
             print(f"win rate against {name:9s}: {rates['win_rate']:.3f} [{rates['low']:.3f}, {rates['high']:.3f}] "
                   f"(fair share {1 / args.players:.3f}, {args.eval_rounds} rounds)")
     algo.stop()
-    ray.shutdown()
+    if started_ray:
+        ray.shutdown()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,8 @@
 """Ray RLlib adapters (``hpuno_env.rllib``): RLlib's env check, illegal actions, reward credit,
 the batched env against the engine, and one PPO iteration with a worker process."""
 
+import json
+import os
 import subprocess
 import sys
 
@@ -196,6 +198,17 @@ def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
         algo.stop()
 
 
+def load_train_rllib():
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location("train_rllib_script", pathlib.Path(__file__).parent.parent / "train_rllib.py")
+    script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script  # dataclasses look their module up there
+    spec.loader.exec_module(script)
+    return script
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--hidden", "256,0"], "--hidden must be positive layer sizes"),
     (["--rules", '{"uno_penalt": 3}'], "--rules: unknown rules option(s) ['uno_penalt']"),
@@ -205,17 +218,52 @@ def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
     (["--lr", "0"], "--lr must be in (0, 1]"),
     (["--entropy-coeff", "-1"], "--entropy-coeff must be >= 0"),
     (["--out", "/proc/version/rllib"], "--out: "),
+    (["--checkpoint-every", "-1"], "--checkpoint-every must be at least 0"),
 ])
 def test_train_rllib_refuses_bad_options_before_ray_starts(argv, message, capsys, tmp_path):
-    import importlib.util
-    import pathlib
-
-    spec = importlib.util.spec_from_file_location("train_rllib_script", pathlib.Path(__file__).parent.parent / "train_rllib.py")
-    script = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = script  # dataclasses look their module up there
-    spec.loader.exec_module(script)
+    script = load_train_rllib()
     assert script.parse_args(["--players", "4", "--out", str(tmp_path)]).players == 4
     ray_was_running = ray.is_initialized()  # another test may have started it
     with pytest.raises(SystemExit) as exit_:
         script.parse_args(["--out", str(tmp_path), *argv])
     assert exit_.value.code == 2 and message in capsys.readouterr().err and ray.is_initialized() == ray_was_running
+
+
+def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_c(local_ray, tmp_path, monkeypatch, capsys):
+    from ray.rllib.algorithms.ppo import PPO
+
+    script = load_train_rllib()
+    out = str(tmp_path / "run")
+    tiny = ["--runners", "0", "--games-per-runner", "8", "--train-batch", "256", "--minibatch", "128", "--epochs", "1",
+            "--eval-rounds", "0", "--rules", '{"voluntary_draw": false, "max_turns": 200}']
+    assert script.main(["--iterations", "1", "--hidden", "32", "--out", out, *tiny]) == 0
+    progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert progress["iterations"] == 1 and progress["options"]["hidden"] == "32"
+    assert ray.is_initialized()  # the Ray it found running is left running
+
+    for argv, message in ((["--out", out], "already holds a checkpoint: --resume continues it"),
+                          (["--out", out, "--resume", "--hidden", "64"], "--hidden 64: the checkpoint"),
+                          (["--out", str(tmp_path / "none"), "--resume"], "--resume: no checkpoint in")):
+        with pytest.raises(SystemExit) as exit_:
+            script.parse_args(argv)
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+    real_train, calls = PPO.train, []
+
+    def train_then_interrupt(self):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_train(self)
+
+    monkeypatch.setattr(PPO, "train", train_then_interrupt)
+    # --hidden not given: the run's own 32, or restoring its weights would fail
+    assert script.main(["--iterations", "5", "--out", out, "--resume"]) == 130
+    printed = capsys.readouterr().out
+    assert "resumed from" in printed and "at iteration 1" in printed and "iter    2" in printed
+    assert "interrupted after iteration 2" in printed and f"resume with: python train_rllib.py --out {out} --resume" in printed
+    assert json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())["iterations"] == 2
+    assert sorted(os.listdir(tmp_path / "run")) == ["checkpoint"]  # no half-written folder left
+    monkeypatch.setattr(PPO, "train", real_train)
+    assert script.main(["--iterations", "2", "--out", out, "--resume"]) == 0
+    assert "at iteration 2; nothing to train" in capsys.readouterr().out
