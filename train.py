@@ -7,12 +7,15 @@
     python train.py --opponent heuristic=3,random-play=1 # a mixture: each game's opponents drawn by these weights
     python train.py --final-learning-rate 0           # anneal the learning rate linearly to 0 by --timesteps
     python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
+    python train.py --out runs/ppo --resume --critic hands   # continue with a critic that also sees the others' hands
     python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
     python train.py --help                           # every option and its default
 
 Reads top to bottom: options (the ``Args`` dataclass), the output folder and
 config.json, the environment and its opponents, the model (new or resumed;
-a new one optionally warm-started by behaviour cloning, agents/imitation.py),
+a new one optionally warm-started by behaviour cloning, agents/imitation.py;
+with --critic hands its critic also reads the other seats' hidden hands,
+agents/critic.py),
 training (progress bar, logs, periodic evaluation, atomic checkpoints; Ctrl-C
 saves one and prints how to resume), then the final evaluation table, which
 includes the shipped champions, and the exported agent.
@@ -55,17 +58,19 @@ from tqdm import tqdm
 import agents
 import hpuno_env
 from agents._cli import dataclass_parser, given_options, layer_sizes, option, rules_from_json
+from agents.critic import HandsCriticPolicy, with_hands_critic
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture, check_weights
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv
-from hpuno_env.encoding import observation_scale
+from hpuno_env.encoding import observation_scale, observation_size
 from hpuno_env.options import check_num_players
 
 FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.load
 OPPONENT_CHOICES = (*FIXED_OPPONENTS, "self", "league")
 CURVE_OPPONENTS = ("heuristic", "random-play")  # the learning curve's fixed yardsticks
+CRITICS = ("observation", "hands")  # --critic
 
 
 @dataclass
@@ -83,7 +88,8 @@ class Args:
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
                                   "is the run's own (OUT/config.json): give --timesteps to train on; the network and PPO "
-                                  "settings cannot change, the opponent, rules, learning rate and schedule can")
+                                  "settings cannot change (except --critic observation -> hands), the opponent, rules, "
+                                  "learning rate and schedule can")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
                                     "config, logs, agent, league snapshots, TensorBoard events) are deleted first, nothing "
                                     "else. Without it, a new run there is refused")
@@ -107,6 +113,9 @@ class Args:
     clip_range: float = option(0.2, "PPO clip range")
     ent_coef: float = option(0.01, "entropy bonus")
     net_arch: str = option("256,256", "hidden layer sizes of the policy and value networks, comma-separated")
+    critic: str = option("observation", "what the critic reads: observation (the seat's own, as the actor) or hands (also the "
+                                        "other seats' hidden hands: agents/critic.py; the actor, and so the agent, still plays "
+                                        "from its observation alone). A resumed observation run can switch to hands")
     scale_observations: bool = option(True, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
     threads: int = option(1, "torch threads (the engine is single-threaded; more threads rarely help small networks)")
     # ---- checkpoints and evaluation
@@ -152,6 +161,8 @@ def inherit_options(args: Args, given: set[str]) -> str | None:
         if name in given and name in earlier and getattr(args, name) != earlier[name]:
             return (f"--{name.replace('_', '-')} {getattr(args, name)}: the checkpoint in {args.out} was trained with "
                     f"{earlier[name]}, which a resumed run keeps (start a new run to change it)")
+    if "critic" in given and args.critic == "observation" and earlier.get("critic") == "hands":
+        return f"--critic observation: the checkpoint in {args.out} has a hands critic, which a resumed run keeps"
     for name in {spec.name for spec in dataclasses.fields(Args)} - given - {"resume", "overwrite", "out", "progress"}:
         if name in earlier:
             setattr(args, name, earlier[name])
@@ -196,6 +207,11 @@ def check_args(args: Args) -> str | None:
     if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in agents.available() and not os.path.isfile(args.opponent):
         return (f"--opponent must be a player {agents.available()}, self, league, an agent file "
                 f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
+    if args.critic not in CRITICS:
+        return f"--critic must be one of {', '.join(CRITICS)}, got {args.critic!r}"
+    if args.critic == "hands" and args.warm_start != "none" and not args.resume:
+        return ("--warm-start fits a critic of observations only: warm-start with --critic observation, "
+                "then --resume with --critic hands")
     if args.warm_start != "none" and args.warm_start not in agents.available() and not os.path.isfile(args.warm_start):
         return f"--warm-start must be none, a player {agents.available()} or an agent file, got {args.warm_start!r}"
     if args.hold_out != "none" and args.hold_out not in agents.BUILT_IN:
@@ -535,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- environment: the learner takes a random seat each round; opponents play inside the batch
     game_env = HPUnoVecEnv(num_envs=args.envs, num_players=args.players, learner_seat="random", seed=args.seed,
-                           scale_observations=args.scale_observations, **rules)
+                           scale_observations=args.scale_observations, critic_sees_hands=args.critic == "hands", **rules)
     timed_env = TimedVecEnv(game_env)
     env = VecMonitor(timed_env)
 
@@ -543,7 +559,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume:
         try:
             # the step size from the options (the run's own unless given now; SB3 rebuilds lr_schedule from it)
-            model = MaskablePPO.load(checkpoint_path, env=env, device="cpu", learning_rate=learning_rate(args))
+            if args.critic == "hands" and run_config(args.out)["options"].get("critic", "observation") == "observation":
+                model = with_hands_critic(MaskablePPO.load(checkpoint_path, device="cpu"), env, learning_rate(args))
+                print("the critic now reads the other seats' hands too (actor and critic weights carried over)")
+            else:
+                model = MaskablePPO.load(checkpoint_path, env=env, device="cpu", learning_rate=learning_rate(args))
         except ValueError as error:  # e.g. observation spaces differ (a checkpoint without config.json)
             first_line = str(error).splitlines()[0][:300]
             print(f"error: cannot resume {checkpoint_path} with these options: {first_line}", file=sys.stderr)
@@ -558,10 +578,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.warm_start != "none":
             print(f"--warm-start {args.warm_start} ignored: the checkpoint holds the weights")
     else:
+        hands_critic = args.critic == "hands"
         model = MaskablePPO(
-            "MlpPolicy", env, n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
+            HandsCriticPolicy if hands_critic else "MlpPolicy", env, n_steps=args.n_steps,
+            batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
             learning_rate=learning_rate(args), gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-            ent_coef=args.ent_coef, policy_kwargs={"net_arch": layer_sizes(args.net_arch)},
+            ent_coef=args.ent_coef, policy_kwargs={"net_arch": layer_sizes(args.net_arch),
+                                                   **({"actor_inputs": observation_size(args.players)} if hands_critic else {})},
             seed=args.seed, device="cpu", verbose=0,
         )
     warm_start_seconds = 0.0

@@ -258,12 +258,17 @@ def _model_architecture(model, num_players: int) -> dict:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor, MlpExtractor
 
+    from .critic import HandsCriticExtractor, HandsCriticPolicy
+
     policy = getattr(model, "policy", None)
     if not isinstance(policy, MaskableActorCriticPolicy):
         raise TypeError(f"model must be an sb3-contrib MaskablePPO with an MlpPolicy, got {type(model).__name__}")
     space = policy.observation_space
     expected = observation_size(num_players)
-    if not isinstance(space, spaces.Box) or space.shape != (expected,):
+    hands_critic = isinstance(policy, HandsCriticPolicy)  # its actor reads the observation, its critic more
+    if hands_critic and policy.actor_inputs != expected:
+        raise ValueError(f"model's actor reads {policy.actor_inputs} inputs, but {num_players}-player observations have {expected}")
+    if not isinstance(space, spaces.Box) or (space.shape != (expected,) and not hands_critic):
         raise ValueError(f"model observes {space}, but {num_players}-player observations are a Box of shape ({expected},)")
     if not isinstance(policy.action_space, spaces.Discrete) or policy.action_space.n != NUM_ACTIONS:
         raise ValueError(f"model's action space is {policy.action_space}, expected Discrete({NUM_ACTIONS})")
@@ -272,7 +277,7 @@ def _model_architecture(model, num_players: int) -> dict:
             f"model uses the features extractor {type(policy.pi_features_extractor).__name__}; only MlpPolicy's "
             "FlattenExtractor can be rebuilt from an agent file's metadata"
         )
-    if type(policy.mlp_extractor) is not MlpExtractor:
+    if type(policy.mlp_extractor) is not (HandsCriticExtractor if hands_critic else MlpExtractor):
         raise ValueError(f"model uses the MLP extractor {type(policy.mlp_extractor).__name__}; only SB3's MlpExtractor can be rebuilt")
     names = [name for name, cls in ACTIVATIONS.items() if policy.activation_fn is cls]
     if not names:

@@ -104,6 +104,24 @@ def observation_scale(num_players: int) -> np.ndarray:
     return scale
 
 
+
+def hidden_hands(hands: np.ndarray, seats: np.ndarray, num_players: int) -> np.ndarray:
+    """(games, (num_players - 1) * NUM_CARD_TYPES) int8: the other seats' hands, counted in turn order to the left
+    of each game's ``seats`` as the ``other_*`` observation fields are.
+
+    Hidden information: not part of any observation. Training may give it to a critic
+    (``HPUnoVecEnv(critic_sees_hands=True)``; a critic only judges positions, the actor that plays never reads it).
+    ``hands`` is the engine state's (games, players, card types) array.
+    """
+    games = np.arange(len(seats))[:, None]
+    others = (np.asarray(seats)[:, None] + np.arange(1, num_players)) % num_players
+    return hands[games, others].reshape(len(seats), -1).astype(OBS_DTYPE)
+
+
+def hidden_hands_scale(num_players: int) -> np.ndarray:
+    """``observation_scale`` for ``hidden_hands``: each count over that card type's copies, as for ``hand``."""
+    return np.tile(1.0 / CARD_COPIES.astype(np.float32), num_players - 1)
+
 # Observation fields that are 0/1 flags or one-hots: observation_scale leaves them as they are.
 _FLAG_FIELDS = (
     "top_card", "current_color", "phase", "drawn_card", "direction_left", "my_uno_called", "other_uno_called",

@@ -49,7 +49,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from .aec_env import ILLEGAL_REWARD
 from .cards import NUM_ACTIONS
-from .encoding import observation_scale, observation_size
+from .encoding import hidden_hands, hidden_hands_scale, observation_scale, observation_size
 from .engine import VectorEngine
 
 
@@ -335,7 +335,10 @@ class HPUnoVecEnv(VecEnv):
     """Stable-Baselines3 VecEnv: one learner seat per game, opponents inside the batch.
 
     Arguments as ``SeatBatch`` (``illegal_action`` too), plus ``observation_dtype`` (float32 by default, or np.int8)
-    and ``scale_observations`` (``ObservationFormat``).
+    and ``scale_observations`` (``ObservationFormat``). With ``critic_sees_hands=True`` each observation is followed
+    by the other seats' hidden hands (``encoding.hidden_hands``, scaled like ``hand``; zeros in a terminal
+    observation), for a policy whose critic reads them and whose actor reads only the first
+    ``observation_size(num_players)`` entries (``agents.critic.HandsCriticPolicy``).
 
     >>> from sb3_contrib import MaskablePPO
     >>> env = HPUnoVecEnv(num_envs=64, num_players=2, seed=0)
@@ -343,12 +346,42 @@ class HPUnoVecEnv(VecEnv):
     """
 
     def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
-                 observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise", **rule_options):
+                 observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise",
+                 critic_sees_hands: bool = False, **rule_options):
+        if not isinstance(critic_sees_hands, (bool, np.bool_)):
+            raise ValueError(f"critic_sees_hands must be True or False, got {critic_sees_hands!r}")
         self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, illegal_action, **rule_options)
         self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations)
+        self.critic_sees_hands = bool(critic_sees_hands)
+        space = self.observation_format.space
+        if self.critic_sees_hands:
+            self._hidden_scale = hidden_hands_scale(self.batch.num_players) if scale_observations else None
+            hidden_high = np.full(len(hidden_hands_scale(self.batch.num_players)), 127, np.float32)
+            if self._hidden_scale is not None:
+                hidden_high *= self._hidden_scale
+            high = np.concatenate([space.high, hidden_high.astype(space.dtype)])
+            space = spaces.Box(np.zeros_like(high), high, dtype=space.dtype)
         self.render_mode = None
-        super().__init__(num_envs, self.observation_format.space, spaces.Discrete(NUM_ACTIONS))
+        super().__init__(num_envs, space, spaces.Discrete(NUM_ACTIONS))
         self._actions = np.zeros(num_envs, np.int64)
+
+    def _observations(self, observations: np.ndarray) -> np.ndarray:
+        """The learner's observations in this env's format (with critic_sees_hands: then the others' hands now)."""
+        converted = self.observation_format(observations)
+        if not self.critic_sees_hands:
+            return converted
+        hidden = hidden_hands(self.batch.engine.state.hands, self.batch.seats, self.batch.num_players).astype(converted.dtype)
+        if self._hidden_scale is not None:
+            hidden *= self._hidden_scale
+        return np.concatenate([converted, hidden], axis=1)
+
+    def _terminal_observations(self, observations: np.ndarray) -> np.ndarray:
+        """Finished rounds' last observations (with critic_sees_hands: zeros after them, the next round is dealt)."""
+        converted = self.observation_format(observations)
+        if not self.critic_sees_hands:
+            return converted
+        hidden = np.zeros((len(converted), self.observation_space.shape[0] - converted.shape[1]), converted.dtype)
+        return np.concatenate([converted, hidden], axis=1)
 
     def set_opponent(self, opponent) -> None:
         """``SeatBatch.set_opponent``."""
@@ -362,7 +395,7 @@ class HPUnoVecEnv(VecEnv):
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
         self._seeds = []
         observations, _ = self.batch.reset(seed=seed)
-        return self.observation_format(observations)
+        return self._observations(observations)
 
     def step_async(self, actions) -> None:
         self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
@@ -372,11 +405,11 @@ class HPUnoVecEnv(VecEnv):
         dones = terminated | truncated
         infos = [{} for _ in range(self.num_envs)]
         if dones.any():
-            terminal = self.observation_format(terminal)
+            terminal = self._terminal_observations(terminal)
             for game in np.flatnonzero(dones):
                 infos[game]["terminal_observation"] = terminal[game]
                 infos[game]["TimeLimit.truncated"] = bool(truncated[game] and not terminated[game])
-        return self.observation_format(observations), rewards, dones, infos
+        return self._observations(observations), rewards, dones, infos
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 75) bool: what MaskablePPO asks for before each step."""

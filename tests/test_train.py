@@ -18,6 +18,7 @@ import time
 import pytest
 
 import agents
+from hpuno_env.encoding import observation_size
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Small and quick: rounds capped at 500 decisions so an untrained greedy player cannot stall the evaluations.
@@ -174,16 +175,20 @@ def test_overwrite_deletes_the_old_runs_files_and_nothing_else(tiny_run, tmp_pat
 
 def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_the_network(mixture_run, tmp_path, capsys):
     out = copy_of(mixture_run, tmp_path)
-    resumed = run_train("--timesteps", "1536", "--out", str(out), "--resume", "--no-progress")
+    # the one change of network a resume allows: a critic that also reads the other seats' hands (agents/critic.py)
+    resumed = run_train("--timesteps", "1536", "--critic", "hands", "--out", str(out), "--resume", "--no-progress")
     assert "opponent heuristic=3,random-play=1" in resumed  # not the default opponent
+    assert "the critic now reads the other seats' hands too" in resumed
     options = json.loads((out / "config.json").read_text())["options"]
     assert options["opponent"] == "heuristic=3,random-play=1" and options["n_steps"] == 32 and options["final_learning_rate"] == 0
     assert options["learning_rate"] == 0.001 and options["timesteps"] == 1536 and options["eval_every"] == 0
+    assert options["critic"] == "hands"
+    assert agents.load(str(out / "agent.safetensors"), 2).describe()["network"]["input_size"] == observation_size(2)  # plays from observations
     assert train.main(["--out", str(out), "--resume", "--no-progress"]) == 0  # --timesteps not given: the run's own 1536
     assert "nothing to train: the checkpoint is at 1536 steps" in capsys.readouterr().out
 
     for argv, message in ((["--n-steps", "64"], "--n-steps 64: the checkpoint"), (["--players", "4"], "--players 4: the checkpoint"),
-                          (["--net-arch", "64,64"], "was trained with 256,256")):
+                          (["--net-arch", "64,64"], "was trained with 256,256"), (["--critic", "observation"], "has a hands critic")):
         with pytest.raises(SystemExit) as exit_:
             train.parse_args(["--out", str(out), "--resume", *argv])
         assert exit_.value.code == 2 and message in capsys.readouterr().err
@@ -235,6 +240,8 @@ def test_help_explains_every_option_and_its_default(capsys):
     (["--opponent", "heuristic=1,heuristic=2"], "'heuristic' appears twice"),
     (["--opponent", "self=1,heuristic=1"], "a mixture holds fixed players"),
     (["--opponent", "heuristic=1,heuristic-v0=1"], "--hold-out heuristic-v0 is in the --opponent mixture"),
+    (["--critic", "everything"], "--critic must be one of observation, hands"),
+    (["--critic", "hands", "--warm-start", "heuristic", "--hold-out", "none"], "--warm-start fits a critic of observations only"),
 ])
 def test_bad_options_are_refused_naming_them(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
