@@ -104,7 +104,6 @@ def observation_scale(num_players: int) -> np.ndarray:
     return scale
 
 
-
 def hidden_hands(hands: np.ndarray, seats: np.ndarray, num_players: int) -> np.ndarray:
     """(games, (num_players - 1) * NUM_CARD_TYPES) int8: the other seats' hands, counted in turn order to the left
     of each game's ``seats`` as the ``other_*`` observation fields are.
@@ -121,6 +120,7 @@ def hidden_hands(hands: np.ndarray, seats: np.ndarray, num_players: int) -> np.n
 def hidden_hands_scale(num_players: int) -> np.ndarray:
     """``observation_scale`` for ``hidden_hands``: each count over that card type's copies, as for ``hand``."""
     return np.tile(1.0 / CARD_COPIES.astype(np.float32), num_players - 1)
+
 
 # Observation fields that are 0/1 flags or one-hots: observation_scale leaves them as they are.
 _FLAG_FIELDS = (
