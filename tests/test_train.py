@@ -312,3 +312,12 @@ def test_an_output_folder_that_cannot_be_created_is_a_clean_error(tmp_path, caps
     not_a_folder.write_text("")
     assert train.main(["--out", str(not_a_folder / "run")]) == 2
     assert f"error: cannot create the output folder --out {not_a_folder / 'run'}" in capsys.readouterr().err
+
+
+def test_a_new_run_with_a_hands_critic_exports_an_agent_that_plays_from_observations(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert train.main(["--timesteps", "512", "--eval-every", "0", "--critic", "hands", "--out", str(out), *TINY]) == 0
+    assert "trained 512 steps" in capsys.readouterr().out
+    assert json.loads((out / "config.json").read_text())["options"]["critic"] == "hands"
+    agent = agents.load(str(out / "agent.safetensors"), num_players=2)
+    assert agent.describe()["network"]["input_size"] == observation_size(2)
