@@ -47,7 +47,11 @@ def disagreements(model, agent: TrainedAgent, observations: np.ndarray, masks: n
     """Rows where the SB3 model's deterministic predict (on transformed observations) and the agent's act differ."""
     scale = agent.network.obs_scale.cpu().numpy()
     shift = agent.network.obs_shift.cpu().numpy()
-    expected, _ = model.predict(observations.astype(np.float32) * scale + shift, action_masks=masks, deterministic=True)
+    inputs = observations.astype(np.float32) * scale + shift
+    hidden = model.observation_space.shape[0] - inputs.shape[1]  # a hands critic's extra inputs (agents.critic): the actor never reads them
+    if hidden > 0:
+        inputs = np.concatenate([inputs, np.zeros((len(inputs), hidden), np.float32)], axis=1)
+    expected, _ = model.predict(inputs, action_masks=masks, deterministic=True)
     return int((np.asarray(expected) != agent.act(observations, masks)).sum())
 
 

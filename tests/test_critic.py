@@ -12,6 +12,7 @@ from sb3_contrib import MaskablePPO
 
 import agents
 from agents.critic import HandsCriticPolicy, with_hands_critic
+from agents.export import disagreements, engine_observations
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv
 from hpuno_env.cards import CARD_LABELS, CARD_COPIES
@@ -81,6 +82,8 @@ def test_the_actor_reads_only_the_observation_and_exports_as_an_ordinary_agent(t
     assert np.array_equal(loaded.act(env.batch.observations, masks), predicted)
     live = TrainedAgent.from_model(model, 4, observation_scale=observation_scale(4))
     assert np.array_equal(live.act(env.batch.observations, masks), predicted)
+    raw, engine_masks = engine_observations(4, 256, seed=5)  # what python -m agents.export checks an export with
+    assert disagreements(model, loaded, raw, engine_masks) == 0
 
 
 def test_switching_a_model_to_a_hands_critic_keeps_its_actor_values_and_step_count():
