@@ -72,7 +72,6 @@ import copy
 import datetime
 import json
 import os
-import secrets
 import shlex
 import sys
 
@@ -80,6 +79,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from hpuno_env._output import write_atomically
 from hpuno_env.cards import NUM_ACTIONS
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
 from hpuno_env.options import RulesOptions, check_num_players
@@ -234,18 +234,7 @@ def export(
     document = _to_json(metadata)
     tensors = {name: tensor.detach().to("cpu", torch.float32).contiguous().clone() for name, tensor in network.state_dict().items()}
     data = safetensors.torch.save(tensors, metadata={METADATA_KEY: document})
-    # A new name in the same folder (so os.replace is atomic), created with the umask's usual permissions.
-    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
-    try:
-        with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
+    write_atomically(path, data)
     return json.loads(document)
 
 

@@ -2,12 +2,14 @@
 
 A tool that plays for minutes and then fails on an unwritable ``--out`` loses the work;
 these checks run first, so such a path is a clean ``error:`` exit that changes nothing
-(except creating the folder that was asked for).
+(except creating the folder that was asked for). ``write_atomically`` then writes a
+file so that a crash never leaves half of it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 
 
@@ -29,3 +31,21 @@ def file_problem(path: str) -> str | None:
     if os.path.isdir(path):
         return f"{path} is a folder, not a file"
     return folder_problem(os.path.dirname(os.path.abspath(path)))
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves the old file or the new one, never half of one: a new
+    name in the same folder (so ``os.replace`` is atomic), created with the umask's usual permissions (not
+    mkstemp's owner-only 0600), flushed to disk, then renamed over ``path``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    try:
+        with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise

@@ -43,12 +43,12 @@ import copy
 import dataclasses
 import json
 import os
-import tempfile
 from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from . import kernel
+from ._output import write_atomically
 from .cards import ACTION_INDEX, ACTION_LABELS, deck_from_labels
 from .engine import VectorEngine
 from .options import RulesOptions, check_num_players
@@ -424,17 +424,8 @@ def replay(record) -> Iterator[dict]:
 def save_record(record, path) -> None:
     """Write ``record`` (checked first) as JSON to ``path``, atomically (a crash leaves no half file)."""
     check_record(record)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".record-", suffix=".json")
-    try:
-        with os.fdopen(handle, "w") as file:
-            json.dump(record, file, separators=(",", ":"))
-            file.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_atomically(path, (json.dumps(record, separators=(",", ":")) + "\n").encode())
 
 
 def load_record(path) -> dict:

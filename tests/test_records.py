@@ -353,6 +353,10 @@ def test_files_round_trip_and_bad_files_are_named(match_record, tmp_path):
     save_record(match_record, path)
     assert load_record(path) == match_record
     assert list(replay(load_record(path)))[-1]["phase"] == "over"
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # readable as any new file is, not owner-only
+    assert os.listdir(tmp_path) == ["game.json"]  # no temporary file left
     text = path.read_text()
     (tmp_path / "cut.json").write_text(text[: len(text) // 2])
     with pytest.raises(ValueError, match=r"cut\.json: not valid JSON, truncated or corrupt"):
