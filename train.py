@@ -57,7 +57,7 @@ from tqdm import tqdm
 
 import agents
 import hpuno_env
-from agents._cli import dataclass_parser, given_options, layer_sizes, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_json
 from agents.critic import HandsCriticPolicy, with_hands_critic
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
@@ -87,7 +87,7 @@ class Args:
     rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
-                                  "is the run's own (OUT/config.json): give --timesteps to train on; the network and PPO "
+                                  "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train on; the network and PPO "
                                   "settings cannot change (except --critic observation -> hands), the opponent, rules, "
                                   "learning rate and schedule can")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
@@ -137,7 +137,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     parser = dataclass_parser(Args, __doc__)
     args = Args(**vars(parser.parse_args(argv)))
     if args.resume:
-        problem = inherit_options(args, given_options(Args, argv))
+        problem = resume_options(args, given_options(Args, argv))
         if problem:
             parser.error(problem)
     problem = check_args(args)
@@ -151,22 +151,16 @@ FIXED_BY_CHECKPOINT = ("players", "n_steps", "batch_size", "n_epochs", "gamma", 
                        "net_arch", "scale_observations")
 
 
-def inherit_options(args: Args, given: set[str]) -> str | None:
+def resume_options(args: Args, given: set[str]) -> str | None:
     """--resume: every option not on the command line is the run's own (OUT/config.json), so a resumed run
     trains as before unless told otherwise; a setting the checkpoint fixes cannot be changed. Returns a problem or None."""
     earlier = run_config(args.out).get("options")
     if not isinstance(earlier, dict):
         return None  # no readable config.json (a checkpoint from elsewhere): the command line as given
-    for name in FIXED_BY_CHECKPOINT:
-        if name in given and name in earlier and getattr(args, name) != earlier[name]:
-            return (f"--{name.replace('_', '-')} {getattr(args, name)}: the checkpoint in {args.out} was trained with "
-                    f"{earlier[name]}, which a resumed run keeps (start a new run to change it)")
     if "critic" in given and args.critic == "observation" and earlier.get("critic") == "hands":
         return f"--critic observation: the checkpoint in {args.out} has a hands critic, which a resumed run keeps"
-    for name in {spec.name for spec in dataclasses.fields(Args)} - given - {"resume", "overwrite", "out", "progress"}:
-        if name in earlier:
-            setattr(args, name, earlier[name])
-    return None
+    # --progress is about this terminal, not the run
+    return inherit_options(args, earlier, given, FIXED_BY_CHECKPOINT, {"resume", "overwrite", "out", "progress"}, args.out)
 
 
 def check_args(args: Args) -> str | None:
@@ -577,6 +571,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"(give a larger --timesteps to train on); evaluating and exporting it")
         if args.warm_start != "none":
             print(f"--warm-start {args.warm_start} ignored: the checkpoint holds the weights")
+            config["options"]["warm_start"] = "none"  # config.json records what this command did
     else:
         hands_critic = args.critic == "hands"
         model = MaskablePPO(
@@ -639,7 +634,8 @@ def main(argv: list[str] | None = None) -> int:
                         evaluate_at_start=warm_start_seconds > 0)
     signal.signal(signal.SIGINT, training.request_stop)
     remaining = max(0, args.timesteps - model.num_timesteps)
-    print(f"training {remaining} steps: {args.players} players, {args.envs} games, opponent {args.opponent}, output {args.out}", flush=True)
+    print(f"training {remaining} steps: {args.players} players, {args.envs} games, opponent {args.opponent}, "
+          f"critic {args.critic}, output {args.out}", flush=True)
     model.learn(remaining, callback=training, reset_num_timesteps=not args.resume, log_interval=1)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     save_checkpoint(training.wall_seconds())

@@ -41,7 +41,7 @@ except ImportError as error:  # the optional extra: say how to get it instead of
     raise SystemExit('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]"') from error
 
 import agents
-from agents._cli import dataclass_parser, given_options, layer_sizes, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_json
 from agents.evaluate import win_rate
 from hpuno_env._output import folder_problem
 from hpuno_env.options import check_num_players
@@ -56,7 +56,10 @@ class Args:
     rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
     seed: int = option(0, "seeds the games and the networks")
     out: str = option("runs/rllib", "folder for the run (its RLlib checkpoint is OUT/checkpoint)")
-    resume: bool = option(False, "continue the checkpoint in --out (an error if there is none)")
+    resume: bool = option(False, "continue the checkpoint in --out (an error if there is none); every option not given "
+                                 "is the run's own, and those that shape the networks cannot change")
+    overwrite: bool = option(False, "start a new run in an --out that holds a checkpoint: it is deleted first (without "
+                                    "this, such a run is refused)")
     checkpoint_every: int = option(10, "iterations between checkpoints (0: only at the end and on Ctrl-C)")
     # ---- Ray
     address: str = option("", 'Ray cluster to join ("auto": the one this machine belongs to); empty: start Ray locally')
@@ -115,20 +118,13 @@ def save_checkpoint(algo, args: Args, iterations: int) -> str:
     return final
 
 
-def inherit_options(args: Args, given: set[str]) -> str | None:
+def resume_options(args: Args, given: set[str]) -> str | None:
     """--resume: every option not given is the run's own; one that shapes the networks cannot change."""
     checkpoint = checkpoint_to_resume(args.out)
     if checkpoint is None:
         return f"--resume: no checkpoint in {os.path.join(args.out, CHECKPOINT)} (train without --resume to start one)"
-    earlier = read_progress(checkpoint)["options"]
-    for name in FIXED_BY_CHECKPOINT:
-        if name in given and getattr(args, name) != earlier[name]:
-            return (f"--{name.replace('_', '-')} {getattr(args, name)}: the checkpoint in {args.out} was trained with "
-                    f"{earlier[name]}, which a resumed run keeps (start a new run to change it)")
-    for name in {field.name for field in dataclasses.fields(Args)} - given - {"resume", "out", "address"}:
-        if name in earlier:
-            setattr(args, name, earlier[name])
-    return None
+    return inherit_options(args, read_progress(checkpoint)["options"], given, FIXED_BY_CHECKPOINT,
+                           {"resume", "overwrite", "out", "address"}, args.out)
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -136,11 +132,14 @@ def parse_args(argv: list[str] | None = None) -> Args:
     parser = dataclass_parser(Args, __doc__)
     args = Args(**vars(parser.parse_args(argv)))
     if args.resume:
-        problem = inherit_options(args, given_options(Args, sys.argv[1:] if argv is None else argv))
+        problem = resume_options(args, given_options(Args, sys.argv[1:] if argv is None else argv))
         if problem:
             parser.error(problem)
-    elif checkpoint_to_resume(args.out):  # a new run would replace it
-        parser.error(f"--out {args.out} already holds a checkpoint: --resume continues it; give another --out to start anew")
+    if args.resume and args.overwrite:
+        parser.error("--resume and --overwrite contradict each other: continue the run in --out, or start it over")
+    if not args.resume and not args.overwrite and checkpoint_to_resume(args.out):  # a new run would replace it
+        parser.error(f"--out {args.out} already holds a checkpoint: --resume continues it, --overwrite starts over "
+                     f"(deleting it), or give another --out")
     for name in ("iterations", "games_per_runner", "train_batch", "minibatch", "epochs", "threads", "snapshot_every"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
@@ -174,12 +173,18 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     rules = rules_from_json(args.rules)
     hidden = layer_sizes(args.hidden)
-    # Bad rules or a bad player count fail here, before Ray starts (ppo_config builds one env).
+    checkpoint = checkpoint_to_resume(args.out) if args.resume else None
+    done = read_progress(checkpoint)["iterations"] if checkpoint else 0
+    if args.overwrite:
+        for suffix in ("", ".new", ".old"):
+            shutil.rmtree(os.path.join(args.out, CHECKPOINT + suffix), ignore_errors=True)
+    # Bad rules or a bad player count fail here, before Ray starts (ppo_config builds one env). A resumed run's
+    # games are seeded anew from the iterations done: it does not deal its first games again.
     config = ppo_config(
         args.players, runners=args.runners, games_per_runner=args.games_per_runner, batched=args.batched,
         league=args.league, snapshot_every=args.snapshot_every, train_batch=args.train_batch, minibatch=args.minibatch,
         epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
-        scale_observations=args.scale_observations, seed=args.seed, **rules,
+        scale_observations=args.scale_observations, seed=args.seed + done, **rules,
     )
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
@@ -187,11 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
     algo = config.build_algo()
     trained = LEARNER_POLICY if args.league else SHARED_POLICY
-    done = 0
-    if args.resume:
-        checkpoint = checkpoint_to_resume(args.out)
+    if checkpoint:
         algo.restore_from_path(os.path.abspath(checkpoint))
-        done = read_progress(checkpoint)["iterations"]
         print(f"resumed from {checkpoint} at iteration {done}" + ("; nothing to train (give a larger --iterations)"
                                                                   if done >= args.iterations else ""))
 

@@ -48,6 +48,30 @@ def given_options(args_class, argv) -> set[str]:
     return set(vars(parser.parse_args(argv)))
 
 
+def inherit_options(args, earlier: dict, given: set[str], fixed: tuple[str, ...], own: set[str], out: str) -> str | None:
+    """``--resume``: set every field of ``args`` not ``given`` on the command line (nor in ``own``: this command's
+    business, e.g. ``--out``) to the run's ``earlier`` value, so a resumed run trains as before unless told otherwise.
+    Returns the problem if a ``fixed`` option (what the checkpoint's networks fix) is given with another value."""
+    for name in fixed:
+        if name in given and name in earlier and not _same_option(getattr(args, name), earlier[name]):
+            return (f"--{name.replace('_', '-')} {getattr(args, name)}: the checkpoint in {out} was trained with "
+                    f"{earlier[name]}, which a resumed run keeps (start a new run in another folder to change it)")
+    for name in {field.name for field in dataclasses.fields(args)} - given - own:
+        if name in earlier:
+            setattr(args, name, earlier[name])
+    return None
+
+
+def _same_option(value, earlier) -> bool:
+    """Equal values, layer sizes compared as sizes ("256, 256" is "256,256")."""
+    if isinstance(value, str) and isinstance(earlier, str):
+        try:
+            return layer_sizes(value) == layer_sizes(earlier)
+        except ValueError:
+            pass
+    return value == earlier
+
+
 def layer_sizes(text: str) -> list[int]:
     """Hidden layer sizes from ``"256,256"``; ValueError says what is wrong."""
     if not all(part.strip().isdigit() and int(part) > 0 for part in text.split(",")):

@@ -243,10 +243,12 @@ def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_
 
     for argv, message in ((["--out", out], "already holds a checkpoint: --resume continues it"),
                           (["--out", out, "--resume", "--hidden", "64"], "--hidden 64: the checkpoint"),
-                          (["--out", str(tmp_path / "none"), "--resume"], "--resume: no checkpoint in")):
+                          (["--out", str(tmp_path / "none"), "--resume"], "--resume: no checkpoint in"),
+                          (["--out", out, "--resume", "--overwrite"], "contradict each other")):
         with pytest.raises(SystemExit) as exit_:
             script.parse_args(argv)
         assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert script.parse_args(["--out", out, "--resume", "--hidden", " 32"]).hidden == " 32"  # the same layers, written otherwise
 
     real_train, calls = PPO.train, []
 
@@ -267,3 +269,6 @@ def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_
     monkeypatch.setattr(PPO, "train", real_train)
     assert script.main(["--iterations", "2", "--out", out, "--resume"]) == 0
     assert "at iteration 2; nothing to train" in capsys.readouterr().out
+    assert script.main(["--iterations", "1", "--hidden", "16", "--overwrite", "--out", out, *tiny]) == 0  # a new run there
+    progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert progress["iterations"] == 1 and progress["options"]["hidden"] == "16"

@@ -144,6 +144,7 @@ def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resum
 
     resumed = run_train("--timesteps", "1024", "--eval-every", "0", "--warm-start", "heuristic", "--out", str(out), "--resume", *TINY)
     assert "--warm-start heuristic ignored: the checkpoint holds the weights" in resumed and "agrees with" not in resumed
+    assert json.loads((out / "config.json").read_text())["options"]["warm_start"] == "none"  # what this command did
     assert "warm_start" not in json.loads((out / "config.json").read_text())
 
 
