@@ -87,9 +87,9 @@ class Args:
     rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
-                                  "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train on; the network and PPO "
-                                  "settings cannot change (except --critic observation -> hands), the opponent, rules, "
-                                  "learning rate and schedule can")
+                                  "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train "
+                                  "on; the network and PPO settings cannot change (except --critic observation -> "
+                                  "hands), the opponent, rules, learning rate and schedule can")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
                                     "config, logs, agent, league snapshots, TensorBoard events) are deleted first, nothing "
                                     "else. Without it, a new run there is refused")
