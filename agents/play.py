@@ -313,7 +313,9 @@ def main(argv=None) -> int:
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     path = args.record or time.strftime("hpuno-game-%Y%m%d-%H%M%S.json")
-    problem = file_problem(path) or (f"{path} already exists (a record is never overwritten: give another path)" if os.path.exists(path) else None)
+    problem = file_problem(path)
+    if problem is None and os.path.exists(path):
+        problem = f"{path} already exists (a record is never overwritten: give another path)"
     if problem:  # found before the game, not after it
         parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
     table = Table(names, engine, policies, args.seed)
