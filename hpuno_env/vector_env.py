@@ -302,29 +302,41 @@ class ObservationFormat:
         observation_dtype: ``np.float32`` (default of the adapters) or ``np.int8``.
         scale_observations: multiply by ``encoding.observation_scale(num_players)``
             (float32 only).
+        critic_sees_hands: each observation is followed by the other seats' hidden
+            hands (``encoding.hidden_hands``, scaled by ``hidden_hands_scale``), for a
+            critic that reads them (``HPUnoVecEnv``).
     """
 
-    def __init__(self, num_players: int, observation_dtype=np.float32, scale_observations: bool = False):
+    def __init__(self, num_players: int, observation_dtype=np.float32, scale_observations: bool = False,
+                 critic_sees_hands: bool = False):
         try:
             dtype = np.dtype(observation_dtype)
         except TypeError as error:
             raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}") from error
         if dtype not in (np.dtype(np.float32), np.dtype(np.int8)):
             raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}")
-        if not isinstance(scale_observations, (bool, np.bool_)):
-            raise ValueError(f"scale_observations must be True or False, got {scale_observations!r}")
+        for name, flag in (("scale_observations", scale_observations), ("critic_sees_hands", critic_sees_hands)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
         if scale_observations and dtype != np.float32:
             raise ValueError("scale_observations=True needs observation_dtype=np.float32 (scaled values are fractions)")
         self.dtype = dtype
-        self.scale = observation_scale(num_players) if scale_observations else None
+        self.critic_sees_hands = bool(critic_sees_hands)
+        scales = [observation_scale(num_players)] + ([hidden_hands_scale(num_players)] if critic_sees_hands else [])
+        self.scale = np.concatenate(scales) if scale_observations else None
         # The engine's int8 views hold small counts and flags: 0..127 bounds every entry.
-        high = np.full(observation_size(num_players), 127, np.float32)
+        high = np.full(sum(len(scale) for scale in scales), 127, np.float32)
         if self.scale is not None:
             high *= self.scale
         self.space = spaces.Box(np.zeros_like(high, dtype=dtype), high.astype(dtype), dtype=dtype)
 
-    def __call__(self, observations: np.ndarray) -> np.ndarray:
-        """A new array in this format (never a view of the engine's buffer)."""
+    def __call__(self, observations: np.ndarray, hands: np.ndarray | None = None) -> np.ndarray:
+        """A new array in this format (never a view of the engine's buffer). With critic_sees_hands, ``hands``
+        are the other seats' hands (``hidden_hands``), or None where they are gone (zeros: a finished round's)."""
+        if self.critic_sees_hands:
+            if hands is None:
+                hands = np.zeros((len(observations), self.space.shape[0] - observations.shape[1]), observations.dtype)
+            observations = np.concatenate([observations, hands], axis=1)
         converted = observations.astype(self.dtype)  # astype copies
         if self.scale is not None:
             converted *= self.scale
@@ -348,40 +360,17 @@ class HPUnoVecEnv(VecEnv):
     def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
                  observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise",
                  critic_sees_hands: bool = False, **rule_options):
-        if not isinstance(critic_sees_hands, (bool, np.bool_)):
-            raise ValueError(f"critic_sees_hands must be True or False, got {critic_sees_hands!r}")
         self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, illegal_action, **rule_options)
-        self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations)
-        self.critic_sees_hands = bool(critic_sees_hands)
-        space = self.observation_format.space
-        if self.critic_sees_hands:
-            self._hidden_scale = hidden_hands_scale(self.batch.num_players) if scale_observations else None
-            hidden_high = np.full(len(hidden_hands_scale(self.batch.num_players)), 127, np.float32)
-            if self._hidden_scale is not None:
-                hidden_high *= self._hidden_scale
-            high = np.concatenate([space.high, hidden_high.astype(space.dtype)])
-            space = spaces.Box(np.zeros_like(high), high, dtype=space.dtype)
+        self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations, critic_sees_hands)
         self.render_mode = None
-        super().__init__(num_envs, space, spaces.Discrete(NUM_ACTIONS))
+        super().__init__(num_envs, self.observation_format.space, spaces.Discrete(NUM_ACTIONS))
         self._actions = np.zeros(num_envs, np.int64)
 
     def _observations(self, observations: np.ndarray) -> np.ndarray:
         """The learner's observations in this env's format (with critic_sees_hands: then the others' hands now)."""
-        converted = self.observation_format(observations)
-        if not self.critic_sees_hands:
-            return converted
-        hidden = hidden_hands(self.batch.engine.state.hands, self.batch.seats, self.batch.num_players).astype(converted.dtype)
-        if self._hidden_scale is not None:
-            hidden *= self._hidden_scale
-        return np.concatenate([converted, hidden], axis=1)
-
-    def _terminal_observations(self, observations: np.ndarray) -> np.ndarray:
-        """Finished rounds' last observations (with critic_sees_hands: zeros after them, the next round is dealt)."""
-        converted = self.observation_format(observations)
-        if not self.critic_sees_hands:
-            return converted
-        hidden = np.zeros((len(converted), self.observation_space.shape[0] - converted.shape[1]), converted.dtype)
-        return np.concatenate([converted, hidden], axis=1)
+        if not self.observation_format.critic_sees_hands:
+            return self.observation_format(observations)
+        return self.observation_format(observations, hidden_hands(self.batch.engine.state.hands, self.batch.seats, self.batch.num_players))
 
     def set_opponent(self, opponent) -> None:
         """``SeatBatch.set_opponent``."""
@@ -405,7 +394,7 @@ class HPUnoVecEnv(VecEnv):
         dones = terminated | truncated
         infos = [{} for _ in range(self.num_envs)]
         if dones.any():
-            terminal = self._terminal_observations(terminal)
+            terminal = self.observation_format(terminal)  # with critic_sees_hands: zeros, the round's hands are gone
             for game in np.flatnonzero(dones):
                 infos[game]["terminal_observation"] = terminal[game]
                 infos[game]["TimeLimit.truncated"] = bool(truncated[game] and not terminated[game])
