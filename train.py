@@ -553,11 +553,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume:
         try:
             # the step size from the options (the run's own unless given now; SB3 rebuilds lr_schedule from it)
-            if args.critic == "hands" and run_config(args.out)["options"].get("critic", "observation") == "observation":
-                model = with_hands_critic(MaskablePPO.load(checkpoint_path, device="cpu"), env, learning_rate(args))
+            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args))
+            if args.critic == "hands" and not isinstance(model.policy, HandsCriticPolicy):
+                model = with_hands_critic(model, env, learning_rate(args))
                 print("the critic now reads the other seats' hands too (actor and critic weights carried over)")
             else:
-                model = MaskablePPO.load(checkpoint_path, env=env, device="cpu", learning_rate=learning_rate(args))
+                model.set_env(env)  # checks the spaces: ValueError if they differ
         except ValueError as error:  # e.g. observation spaces differ (a checkpoint without config.json)
             first_line = str(error).splitlines()[0][:300]
             print(f"error: cannot resume {checkpoint_path} with these options: {first_line}", file=sys.stderr)
