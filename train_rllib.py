@@ -197,46 +197,43 @@ def main(argv: list[str] | None = None) -> int:
         print(f"resumed from {checkpoint} at iteration {done}" + ("; nothing to train (give a larger --iterations)"
                                                                   if done >= args.iterations else ""))
 
-    try:
-        for iteration in range(done + 1, args.iterations + 1):
-            start = time.perf_counter()
-            result = algo.train()
-            seconds = time.perf_counter() - start
-            done = iteration
-            sampled = result["env_runners"].get("num_env_steps_sampled", 0)
-            length = result["env_runners"].get("episode_len_mean", float("nan"))
-            losses = result["learners"][trained]
-            timers = result.get("timers", {})
-            print(f"iter {iteration:4d}  env steps {sampled:7.0f}  {sampled / seconds:8.0f} steps/s  "
-                  f"(sample {timers.get('env_runner_sampling_timer', float('nan')):5.1f} s, "
-                  f"learn {timers.get('learner_update_timer', float('nan')):5.1f} s)  "
-                  f"round length {length:7.1f}  policy loss {losses['policy_loss']:+.4f}  "
-                  f"value loss {losses['vf_loss']:.4f}  entropy {losses['entropy']:.3f}"
-                  + (f"  refreshed {result['league_refreshed']}" if "league_refreshed" in result else ""), flush=True)
-            if args.checkpoint_every and iteration % args.checkpoint_every == 0 and iteration < args.iterations:
-                save_checkpoint(algo, args, done)
-    except KeyboardInterrupt:
-        path = save_checkpoint(algo, args, done)
-        print(f"\ninterrupted after iteration {done}: checkpoint {path}\n"
-              f"resume with: python train_rllib.py --out {args.out} --resume")
+    try:  # the algorithm and a Ray this script started are stopped however the run ends
+        try:
+            for iteration in range(done + 1, args.iterations + 1):
+                start = time.perf_counter()
+                result = algo.train()
+                seconds = time.perf_counter() - start
+                done = iteration
+                sampled = result["env_runners"].get("num_env_steps_sampled", 0)
+                length = result["env_runners"].get("episode_len_mean", float("nan"))
+                losses = result["learners"][trained]
+                timers = result.get("timers", {})
+                print(f"iter {iteration:4d}  env steps {sampled:7.0f}  {sampled / seconds:8.0f} steps/s  "
+                      f"(sample {timers.get('env_runner_sampling_timer', float('nan')):5.1f} s, "
+                      f"learn {timers.get('learner_update_timer', float('nan')):5.1f} s)  "
+                      f"round length {length:7.1f}  policy loss {losses['policy_loss']:+.4f}  "
+                      f"value loss {losses['vf_loss']:.4f}  entropy {losses['entropy']:.3f}"
+                      + (f"  refreshed {result['league_refreshed']}" if "league_refreshed" in result else ""), flush=True)
+                if args.checkpoint_every and iteration % args.checkpoint_every == 0 and iteration < args.iterations:
+                    save_checkpoint(algo, args, done)
+        except KeyboardInterrupt:
+            path = save_checkpoint(algo, args, done)
+            print(f"\ninterrupted after iteration {done}: checkpoint {path}\n"
+                  f"resume with: python train_rllib.py --out {args.out} --resume")
+            return 130
+        print(f"checkpoint: {save_checkpoint(algo, args, done)}")
+        if args.eval_rounds:
+            policy = RLModulePolicy(algo.get_module(trained), args.players, scale_observations=args.scale_observations)
+            for name in ("random", "heuristic"):
+                opponent = agents.load(name, num_players=args.players, seed=args.seed)
+                rates = win_rate(policy, opponent, num_players=args.players, rounds=args.eval_rounds, seed=args.seed, **rules)
+                print(f"win rate against {name:9s}: {rates['win_rate']:.3f} [{rates['low']:.3f}, {rates['high']:.3f}] "
+                      f"(fair share {1 / args.players:.3f}, {args.eval_rounds} rounds)")
+        return 0
+    finally:
         algo.stop()
         if started_ray:
             ray.shutdown()
-        return 130
-
-    path = save_checkpoint(algo, args, done)
-    print(f"checkpoint: {path}")
-    if args.eval_rounds:
-        policy = RLModulePolicy(algo.get_module(trained), args.players, scale_observations=args.scale_observations)
-        for name in ("random", "heuristic"):
-            opponent = agents.load(name, num_players=args.players, seed=args.seed)
-            rates = win_rate(policy, opponent, num_players=args.players, rounds=args.eval_rounds, seed=args.seed, **rules)
-            print(f"win rate against {name:9s}: {rates['win_rate']:.3f} [{rates['low']:.3f}, {rates['high']:.3f}] "
-                  f"(fair share {1 / args.players:.3f}, {args.eval_rounds} rounds)")
-    algo.stop()
-    if started_ray:
-        ray.shutdown()
-    return 0
 
 
 if __name__ == "__main__":
