@@ -18,7 +18,8 @@ played greedily against the random and heuristic players.
 The RLlib checkpoint is ``OUT/checkpoint`` (``Algorithm.from_checkpoint(path)``
 restores it), written every ``--checkpoint-every`` iterations, at the end, and
 on Ctrl-C, each time atomically (a new folder beside it, then swapped in), with
-``progress.json`` inside: the iterations done and the options. ``--resume``
+``progress.json`` inside: the iterations, env steps and training seconds done
+(summed over resumes) and the options. ``--resume``
 continues it up to ``--iterations`` in all, with the run's own options unless
 given anew (those that shape the network cannot change).
 """
@@ -84,7 +85,7 @@ class Args:
 
 
 CHECKPOINT = "checkpoint"  # OUT/CHECKPOINT: the RLlib checkpoint
-PROGRESS = "progress.json"  # inside it: {"iterations": done, "options": the run's Args}
+PROGRESS = "progress.json"  # inside it: {"iterations", "env_steps", "seconds": done so far, "options": the run's Args}
 FIXED_BY_CHECKPOINT = ("players", "league", "hidden", "scale_observations")  # the networks a checkpoint holds
 
 
@@ -101,7 +102,7 @@ def read_progress(checkpoint: str) -> dict:
         return json.load(file)
 
 
-def save_checkpoint(algo, args: Args, iterations: int) -> str:
+def save_checkpoint(algo, args: Args, done: dict) -> str:
     """Write OUT/checkpoint atomically: the new one is written beside it, then swapped in, so a crash
     at any moment leaves a whole checkpoint (the old or the new) for --resume."""
     final = os.path.join(os.path.abspath(args.out), CHECKPOINT)
@@ -109,7 +110,7 @@ def save_checkpoint(algo, args: Args, iterations: int) -> str:
     shutil.rmtree(new, ignore_errors=True)
     algo.save_to_path(new)
     with open(os.path.join(new, PROGRESS), "w") as file:
-        json.dump({"iterations": iterations, "options": dataclasses.asdict(args)}, file, indent=2)
+        json.dump({**done, "options": dataclasses.asdict(args)}, file, indent=2)
     shutil.rmtree(old, ignore_errors=True)
     if os.path.exists(final):
         os.replace(final, old)
@@ -174,7 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     rules = rules_from_json(args.rules)
     hidden = layer_sizes(args.hidden)
     checkpoint = checkpoint_to_resume(args.out) if args.resume else None
-    done = read_progress(checkpoint)["iterations"] if checkpoint else 0
+    # what the run has done so far; a checkpoint from before env steps and seconds were kept counts them from here
+    done = {"iterations": 0, "env_steps": 0, "seconds": 0.0}
+    if checkpoint:
+        done.update({key: value for key, value in read_progress(checkpoint).items() if key in done})
     if args.overwrite:
         for suffix in ("", ".new", ".old"):
             shutil.rmtree(os.path.join(args.out, CHECKPOINT + suffix), ignore_errors=True)
@@ -184,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         args.players, runners=args.runners, games_per_runner=args.games_per_runner, batched=args.batched,
         league=args.league, snapshot_every=args.snapshot_every, train_batch=args.train_batch, minibatch=args.minibatch,
         epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
-        scale_observations=args.scale_observations, seed=args.seed + done, **rules,
+        scale_observations=args.scale_observations, seed=args.seed + done["iterations"], **rules,
     )
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
@@ -194,17 +198,18 @@ def main(argv: list[str] | None = None) -> int:
     trained = LEARNER_POLICY if args.league else SHARED_POLICY
     if checkpoint:
         algo.restore_from_path(os.path.abspath(checkpoint))
-        print(f"resumed from {checkpoint} at iteration {done}" + ("; nothing to train (give a larger --iterations)"
-                                                                  if done >= args.iterations else ""))
+        print(f"resumed from {checkpoint} at iteration {done['iterations']} ({done['env_steps']} env steps)"
+              + ("; nothing to train (give a larger --iterations)" if done["iterations"] >= args.iterations else ""))
 
     try:  # the algorithm and a Ray this script started are stopped however the run ends
         try:
-            for iteration in range(done + 1, args.iterations + 1):
+            for iteration in range(done["iterations"] + 1, args.iterations + 1):
                 start = time.perf_counter()
                 result = algo.train()
                 seconds = time.perf_counter() - start
-                done = iteration
                 sampled = result["env_runners"].get("num_env_steps_sampled", 0)
+                done = {"iterations": iteration, "env_steps": done["env_steps"] + int(sampled),
+                        "seconds": round(done["seconds"] + seconds, 3)}
                 length = result["env_runners"].get("episode_len_mean", float("nan"))
                 losses = result["learners"][trained]
                 timers = result.get("timers", {})
@@ -218,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                     save_checkpoint(algo, args, done)
         except KeyboardInterrupt:
             path = save_checkpoint(algo, args, done)
-            print(f"\ninterrupted after iteration {done}: checkpoint {path}\n"
+            print(f"\ninterrupted after iteration {done['iterations']}: checkpoint {path}\n"
                   f"resume with: python train_rllib.py --out {args.out} --resume")
             return 130
         print(f"checkpoint: {save_checkpoint(algo, args, done)}")

@@ -54,12 +54,20 @@ def inherit_options(args, earlier: dict, given: set[str], fixed: tuple[str, ...]
     Returns the problem if a ``fixed`` option (what the checkpoint's networks fix) is given with another value."""
     for name in fixed:
         if name in given and name in earlier and not _same_option(getattr(args, name), earlier[name]):
-            return (f"--{name.replace('_', '-')} {getattr(args, name)}: the checkpoint in {out} was trained with "
-                    f"{earlier[name]}, which a resumed run keeps (start a new run in another folder to change it)")
+            return (f"{_as_flag(name, getattr(args, name))}: the checkpoint in {out} was trained with "
+                    f"{_as_flag(name, earlier[name])}, which a resumed run keeps (start a new run in another folder to change it)")
     for name in {field.name for field in dataclasses.fields(args)} - given - own:
         if name in earlier:
             setattr(args, name, earlier[name])
     return None
+
+
+def _as_flag(name: str, value) -> str:
+    """An option as typed: ``--scale-observations`` / ``--no-scale-observations`` for booleans, ``--players 4``."""
+    flag = name.replace("_", "-")
+    if isinstance(value, bool):
+        return f"--{flag}" if value else f"--no-{flag}"
+    return f"--{flag} {value}"
 
 
 def _same_option(value, earlier) -> bool:

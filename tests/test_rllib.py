@@ -239,6 +239,7 @@ def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_
     assert script.main(["--iterations", "1", "--hidden", "32", "--out", out, *tiny]) == 0
     progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
     assert progress["iterations"] == 1 and progress["options"]["hidden"] == "32"
+    assert progress["env_steps"] >= 256 and progress["seconds"] > 0  # one batch of 256 steps, at least
     assert ray.is_initialized()  # the Ray it found running is left running
 
     for argv, message in ((["--out", out], "already holds a checkpoint: --resume continues it"),
@@ -264,11 +265,12 @@ def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_
     printed = capsys.readouterr().out
     assert "resumed from" in printed and "at iteration 1" in printed and "iter    2" in printed
     assert "interrupted after iteration 2" in printed and f"resume with: python train_rllib.py --out {out} --resume" in printed
-    assert json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())["iterations"] == 2
+    resumed = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert resumed["iterations"] == 2 and resumed["env_steps"] > progress["env_steps"] and resumed["seconds"] > progress["seconds"]
     assert sorted(os.listdir(tmp_path / "run")) == ["checkpoint"]  # no half-written folder left
     monkeypatch.setattr(PPO, "train", real_train)
     assert script.main(["--iterations", "2", "--out", out, "--resume"]) == 0
-    assert "at iteration 2; nothing to train" in capsys.readouterr().out
+    assert "at iteration 2 (" in (printed := capsys.readouterr().out) and "; nothing to train" in printed
     assert script.main(["--iterations", "1", "--hidden", "16", "--overwrite", "--out", out, *tiny]) == 0  # a new run there
     progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
     assert progress["iterations"] == 1 and progress["options"]["hidden"] == "16"

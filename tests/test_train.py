@@ -189,7 +189,8 @@ def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_th
     assert "nothing to train: the checkpoint is at 1536 steps" in capsys.readouterr().out
 
     for argv, message in ((["--n-steps", "64"], "--n-steps 64: the checkpoint"), (["--players", "4"], "--players 4: the checkpoint"),
-                          (["--net-arch", "64,64"], "was trained with 256,256"), (["--critic", "observation"], "has a hands critic")):
+                          (["--net-arch", "64,64"], "was trained with --net-arch 256,256"), (["--critic", "observation"], "has a hands critic"),
+                          (["--no-scale-observations"], "--no-scale-observations: the checkpoint")):
         with pytest.raises(SystemExit) as exit_:
             train.parse_args(["--out", str(out), "--resume", *argv])
         assert exit_.value.code == 2 and message in capsys.readouterr().err
