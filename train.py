@@ -58,13 +58,13 @@ from tqdm import tqdm
 import agents
 import hpuno_env
 from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_json
-from agents.critic import HandsCriticPolicy, with_hands_critic
+from agents.critic import HandsCriticPolicy, actor_inputs, needs_widening, widened
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture, check_weights
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv
-from hpuno_env.encoding import observation_scale, observation_size
+from hpuno_env.encoding import OBSERVATION_VERSION, observation_scale, observation_size
 from hpuno_env.options import check_num_players
 
 FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.load
@@ -554,9 +554,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             # the step size from the options (the run's own unless given now; SB3 rebuilds lr_schedule from it)
             model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args))
-            if args.critic == "hands" and not isinstance(model.policy, HandsCriticPolicy):
-                model = with_hands_critic(model, env, learning_rate(args))
-                print("the critic now reads the other seats' hands too (actor and critic weights carried over)")
+            if needs_widening(model, env):  # observation fields added since it was made, or the hands for its critic
+                inputs_before = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
+                model = widened(model, env, learning_rate(args))
+                if inputs_before[0] < actor_inputs(model):
+                    print(f"the checkpoint read {inputs_before[0]}-entry observations; it goes on with today's layout "
+                          f"(version {OBSERVATION_VERSION}, {actor_inputs(model)} entries), zero weights on the new fields")
+                if not inputs_before[1] and isinstance(model.policy, HandsCriticPolicy):
+                    print("the critic now reads the other seats' hands too (actor and critic weights carried over)")
             else:
                 model.set_env(env)  # checks the spaces: ValueError if they differ
         except ValueError as error:  # e.g. observation spaces differ (a checkpoint without config.json)

@@ -15,6 +15,11 @@ critic.)
 
     env = HPUnoVecEnv(64, 4, learner_seat="random", scale_observations=True, critic_sees_hands=True)
     model = MaskablePPO(HandsCriticPolicy, env, policy_kwargs={"actor_inputs": observation_size(4)})
+
+``widened`` continues a checkpoint on an env with more inputs than it was made
+for (``train.py --resume`` calls it): observation fields a later layout version
+appended, or the hands, when a run switches to this critic. The new inputs get
+zero weights, so the model plays on as it did and learns to use them.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from __future__ import annotations
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
+
+from hpuno_env.encoding import OBSERVATION_VERSION, observation_size, observation_size_in_version
 
 
 class HandsCriticExtractor(MlpExtractor):
@@ -53,24 +60,54 @@ class HandsCriticPolicy(MaskableActorCriticPolicy):
         return {**super()._get_constructor_parameters(), "actor_inputs": self.actor_inputs}
 
 
-def with_hands_critic(model, env, learning_rate):
-    """A MaskablePPO on ``env`` (``critic_sees_hands=True``) that continues ``model`` (an ``MlpPolicy`` one): the same
-    actor, PPO settings and step count, and a critic that starts where ``model``'s was: its weights, with zero weights
-    on the new inputs (the hands), so its first values are the old ones and it learns to use the hands from there.
-    The optimiser starts afresh (its moments were kept for the old shapes)."""
+def actor_inputs(model) -> int:
+    """How many entries of its input ``model``'s actor reads (the observation, without a hands critic's extra)."""
+    return model.policy.actor_inputs if isinstance(model.policy, HandsCriticPolicy) else model.observation_space.shape[0]
+
+
+def needs_widening(model, env) -> bool:
+    """Does ``env`` give ``model`` more inputs than it was made for: observation fields a later layout version added,
+    or, for a critic of observations, the hands of ``critic_sees_hands=True``?"""
+    return model.observation_space.shape[0] < env.observation_space.shape[0]
+
+
+def widened(model, env, learning_rate):
+    """A MaskablePPO on ``env`` that continues ``model``, an MlpPolicy or hands-critic one whose inputs are fewer than
+    ``env``'s: the same PPO settings, step count and weights, with zero weights on each new input, so that its first
+    actions and values are the old ones and it learns to use the new inputs from there. The new inputs are
+    observation fields appended by a later layout version (``hpuno_env.encoding.FIELDS_ADDED_IN_VERSION``) and, when
+    ``env`` has ``critic_sees_hands=True`` and ``model`` a critic of observations only, the hands (the critic then
+    becomes a ``HandsCriticPolicy``). The optimiser starts afresh (its moments were kept for the old shapes).
+    ValueError if ``model``'s observation is not an earlier version of ``env``'s, or its critic reads hands ``env``
+    does not give."""
     from sb3_contrib import MaskablePPO
 
-    actor_inputs = model.observation_space.shape[0]
+    num_players = env.num_players
+    old_observation, new_observation = actor_inputs(model), observation_size(num_players)
+    earlier = [observation_size_in_version(num_players, version) for version in range(1, OBSERVATION_VERSION + 1)]
+    if old_observation not in earlier:
+        raise ValueError(f"the model reads {old_observation}-entry observations; {num_players}-player observations of "
+                         f"layout versions 1 to {OBSERVATION_VERSION} have {earlier} (a model made for another player count?)")
+    hands = env.observation_space.shape[0] - new_observation  # 0 unless env gives the critic the hands
+    old_hands = model.observation_space.shape[0] - old_observation
+    if old_hands not in (0, hands):
+        raise ValueError(f"the model's critic reads {old_hands} entries of hands, but this env gives {hands}")
+    policy_kwargs = {key: value for key, value in model.policy_kwargs.items() if key != "actor_inputs"}
     continued = MaskablePPO(
-        HandsCriticPolicy, env, learning_rate=learning_rate, n_steps=model.n_steps, batch_size=model.batch_size,
-        n_epochs=model.n_epochs, gamma=model.gamma, gae_lambda=model.gae_lambda, clip_range=model.clip_range,
-        ent_coef=model.ent_coef, vf_coef=model.vf_coef, max_grad_norm=model.max_grad_norm,
-        policy_kwargs={**model.policy_kwargs, "actor_inputs": actor_inputs}, seed=model.seed, device=model.device, verbose=0,
+        HandsCriticPolicy if hands else "MlpPolicy", env, learning_rate=learning_rate, n_steps=model.n_steps,
+        batch_size=model.batch_size, n_epochs=model.n_epochs, gamma=model.gamma, gae_lambda=model.gae_lambda,
+        clip_range=model.clip_range, ent_coef=model.ent_coef, vf_coef=model.vf_coef, max_grad_norm=model.max_grad_norm,
+        policy_kwargs={**policy_kwargs, **({"actor_inputs": new_observation} if hands else {})}, seed=model.seed,
+        device=model.device, verbose=0,
     )
-    weights = model.policy.state_dict()
-    first_critic_layer = "mlp_extractor.value_net.0.weight"
-    widened = torch.zeros_like(continued.policy.state_dict()[first_critic_layer])
-    widened[:, :actor_inputs] = weights[first_critic_layer]
-    continued.policy.load_state_dict({**weights, first_critic_layer: widened})
+    weights, new_weights = model.policy.state_dict(), continued.policy.state_dict()
+    for first_layer in ("mlp_extractor.policy_net.0.weight", "mlp_extractor.value_net.0.weight"):
+        old = weights[first_layer]
+        grown = torch.zeros_like(new_weights[first_layer])
+        grown[:, :old_observation] = old[:, :old_observation]
+        if old_hands and first_layer.startswith("mlp_extractor.value_net"):
+            grown[:, new_observation:] = old[:, old_observation:]
+        weights = {**weights, first_layer: grown}
+    continued.policy.load_state_dict(weights)
     continued.num_timesteps = model.num_timesteps
     return continued

@@ -30,7 +30,11 @@ OBS_DTYPE = np.int8
 # of any field of observation_layout (or what kernel.observe_one writes into
 # it) changes: a trained network reads the vector by position, so an old
 # agent would silently misread a new layout.
-OBSERVATION_VERSION = 1
+OBSERVATION_VERSION = 2
+# The fields each version appended at the end of the layout. An earlier version's
+# vector is a prefix of today's, so a checkpoint trained on it can continue
+# (train.py --resume) with zero weights on the fields added since.
+FIELDS_ADDED_IN_VERSION = {2: ("other_chose_color",)}
 
 
 def observation_layout(num_players: int) -> dict[str, slice]:
@@ -55,6 +59,7 @@ def observation_layout(num_players: int) -> dict[str, slice]:
         ("catch_offender", others),  # catch phase: one-hot, the seat that did not call UNO
         ("revealed_seen", others),  # 1 if that seat's hand was shown to me this round
         ("revealed_hands", others * NUM_CARD_TYPES),  # per other seat: the hand it showed me
+        ("other_chose_color", others * 4),  # per other seat: one-hot, the colour it last moved play into this round
     ]
     layout, start = {}, 0
     for name, size in fields:
@@ -65,6 +70,15 @@ def observation_layout(num_players: int) -> dict[str, slice]:
 
 def observation_size(num_players: int) -> int:
     return max(s.stop for s in observation_layout(num_players).values())
+
+
+def observation_size_in_version(num_players: int, version: int) -> int:
+    """The observation's size for num_players in layout ``version`` (1 .. OBSERVATION_VERSION)."""
+    if not 1 <= version <= OBSERVATION_VERSION:
+        raise ValueError(f"observation layout versions are 1 to {OBSERVATION_VERSION}, got {version}")
+    layout = observation_layout(num_players)
+    added_later = [name for later, names in FIELDS_ADDED_IN_VERSION.items() if later > version for name in names]
+    return observation_size(num_players) - sum(layout[name].stop - layout[name].start for name in added_later)
 
 
 # Cards dealt to each seat at the start of a round (docs/rules.md, section 3.2): the unit
@@ -125,7 +139,7 @@ def hidden_hands_scale(num_players: int) -> np.ndarray:
 # Observation fields that are 0/1 flags or one-hots: observation_scale leaves them as they are.
 _FLAG_FIELDS = (
     "top_card", "current_color", "phase", "drawn_card", "direction_left", "my_uno_called", "other_uno_called",
-    "other_lacks_color", "wd4_prev_color", "catch_offender", "revealed_seen",
+    "other_lacks_color", "other_chose_color", "wd4_prev_color", "catch_offender", "revealed_seen",
 )
 
 

@@ -300,6 +300,7 @@ class EngineState(NamedTuple):
     revealed: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] hand shown by a challenge
     revealed_seen: np.ndarray  # (G, P, P) bool: [viewer, owner] has been shown a hand this round
     lacks_color: np.ndarray  # (G, P, 4) bool: seat drew by choice while this colour was current
+    chose_color: np.ndarray  # (G, P) int8: colour seat last moved play into this round (named, or switched to), -1 none
     scores: np.ndarray  # (G, P) int32: match totals
     dealer: np.ndarray  # (G,) int8
     round_number: np.ndarray  # (G,) int16: from 1
@@ -338,6 +339,7 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
         revealed=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
         revealed_seen=np.zeros((G, P, P), np.bool_),
         lacks_color=np.zeros((G, P, 4), np.bool_),
+        chose_color=np.full((G, P), -1, np.int8),
         scores=np.zeros((G, P), np.int32),
         dealer=np.zeros(G, np.int8),
         round_number=np.zeros(G, np.int16),
@@ -587,6 +589,8 @@ def play_card(s, p, g, seat, card):
         s.phase[g] = COLOR
         s.starting_wild[g] = False
         return DONE
+    if s.current_color[g] != CARD_COLOR[card]:  # matched by number or symbol into another colour: a choice
+        s.chose_color[g, seat] = CARD_COLOR[card]
     s.current_color[g] = CARD_COLOR[card]
     s.lacks_color[g, seat, CARD_COLOR[card]] = False
     if CARD_RANK[card] == REVERSE_RANK:
@@ -667,6 +671,7 @@ def deal_round(s, p, g):
     s.hand_sizes[g, :] = 0
     s.uno_called[g, :] = False
     s.lacks_color[g, :, :] = False
+    s.chose_color[g, :] = -1
     s.revealed[g, :, :, :] = 0
     s.revealed_seen[g, :, :] = False
     s.direction[g] = 1
@@ -901,6 +906,7 @@ def apply_action(s, p, g, action):
     if phase == COLOR:
         color = action - COLOR_BASE
         s.current_color[g] = color
+        s.chose_color[g, seat] = color
         log_event(s, g, EV_COLOR, seat, color, 0)
         if s.starting_wild[g]:  # the starting card's colour: now the turn goes on
             s.starting_wild[g] = False
@@ -1095,6 +1101,12 @@ def observe_one(s, p, g, seat, row):
             row[at + k] = 1
             start = at + others + k * C
             copy_cards(row[start:start + C], s.revealed[g, seat, other])
+    at += others + others * C
+    other = seat
+    for k in range(others):
+        other = other + 1 if other + 1 < P else 0
+        if s.chose_color[g, other] >= 0:
+            row[at + 4 * k + int(s.chose_color[g, other])] = 1
 
 
 # ---------------------------------------------------------------- the step

@@ -366,6 +366,10 @@ class HPUnoVecEnv(VecEnv):
         super().__init__(num_envs, self.observation_format.space, spaces.Discrete(NUM_ACTIONS))
         self._actions = np.zeros(num_envs, np.int64)
 
+    @property
+    def num_players(self) -> int:
+        return self.batch.num_players
+
     def _observations(self, observations: np.ndarray) -> np.ndarray:
         """The learner's observations in this env's format (with critic_sees_hands: then the others' hands now)."""
         if not self.observation_format.critic_sees_hands:

@@ -317,6 +317,7 @@ class ReferenceGame:
         self.catch_order = []     # seats asked in the catch window
         self.catch_pos = 0
         self.revealed = []        # (challenger, offender, hand shown)
+        self.chose_color = [None] * self.n  # colour each seat last moved play into this round (observation knowledge)
         self.rewards = [0.0] * self.n
         self.terminated = False
 
@@ -342,6 +343,7 @@ class ReferenceGame:
         self.decisions = 0
         self.direction = 1
         self.uno_called = [False] * n
+        self.chose_color = [None] * n
         self.revealed = []
         self.pending = None
         self.drawn_card = None
@@ -531,6 +533,8 @@ class ReferenceGame:
         self.discard.append(card)
         self.played_this_turn = True
         self.drawn_card = None
+        if card not in WILD_LABELS and CARD_COLOR[card] != color_before:  # a switch by number or symbol shows a choice
+            self.chose_color[p] = CARD_COLOR[card]
         if card in WILD_LABELS:
             if card == "wild_draw4":
                 self.wd4_guilty = any(CARD_COLOR[c] == color_before for c in hand)
@@ -553,6 +557,7 @@ class ReferenceGame:
 
     def _act_color(self, color: str) -> None:
         self.color = color
+        self.chose_color[self.current] = color
         if self.start_color:
             self.start_color = False
             self.phase = "play"

@@ -4,7 +4,7 @@ Many games run side by side in one ``VectorEngine`` and in as many
 ``ReferenceGame`` objects (tests/reference_model.py, written from the rules
 of docs/rules.md without the engine). After every decision we compare the whole game state
 (hands, piles, top, colour, direction, phase, player to act, scores, UNO
-calls), the set of legal actions, the rewards and the episode flags.
+calls, the colour each seat last chose), the set of legal actions, the rewards and the episode flags.
 
 Chance is adopted from the engine after the reference checks it is legal
 (``EngineChance``): the first dealer, each round's shuffled deck, where a
@@ -20,7 +20,7 @@ import pytest
 
 from hpuno_env import ACTION_LABELS, VectorEngine
 from hpuno_env import kernel
-from reference_model import ReferenceGame
+from reference_model import COLORS, ReferenceGame
 
 
 class EngineChance:
@@ -75,6 +75,8 @@ def play_side_by_side(num_players: int, num_games: int, decisions: int, seed: in
         for g, reference in enumerate(references):
             where = f"{num_players}p game {g} step {step} options {options}"
             assert engine.game_state(g) == reference.state(), where
+            engine_choices = [COLORS[c] if c >= 0 else None for c in engine.state.chose_color[g].tolist()]
+            assert engine_choices == reference.chose_color, f"{where}: colours chosen"
             engine_legal = {ACTION_LABELS[a] for a in np.flatnonzero(mask[g])}
             assert engine_legal == reference.legal_actions(), where
         actions = choose_actions(mask, rng)

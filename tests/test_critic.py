@@ -8,15 +8,17 @@ from collections import Counter
 import numpy as np
 import pytest
 import torch
+from gymnasium import spaces
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.vec_env import VecEnvWrapper
 
 import agents
-from agents.critic import HandsCriticPolicy, with_hands_critic
+from agents.critic import HandsCriticPolicy, widened
 from agents.export import disagreements, engine_observations
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv
 from hpuno_env.cards import CARD_LABELS, CARD_COPIES
-from hpuno_env.encoding import observation_scale, observation_size
+from hpuno_env.encoding import observation_scale, observation_size, observation_size_in_version
 
 
 def random_legal(masks, rng):
@@ -90,7 +92,7 @@ def test_switching_a_model_to_a_hands_critic_keeps_its_actor_values_and_step_cou
     plain_env = HPUnoVecEnv(8, 2, seed=2, scale_observations=True)
     model = small_model(plain_env).learn(256)
     hands_env = HPUnoVecEnv(8, 2, seed=2, scale_observations=True, critic_sees_hands=True)
-    continued = with_hands_critic(model, hands_env, 1e-4)
+    continued = widened(model, hands_env, 1e-4)
     assert isinstance(continued.policy, HandsCriticPolicy) and continued.num_timesteps == model.num_timesteps
     assert (continued.n_steps, continued.batch_size, continued.gamma) == (model.n_steps, model.batch_size, model.gamma)
     observations = hands_env.reset()
@@ -104,3 +106,52 @@ def test_switching_a_model_to_a_hands_critic_keeps_its_actor_values_and_step_cou
         assert torch.allclose(old_logits, new_logits)
     continued.learn(256, reset_num_timesteps=False)
     assert continued.num_timesteps == model.num_timesteps + 256
+
+
+class FirstLayout(VecEnvWrapper):
+    """An env as layout version 1 showed it: without the fields later versions appended to the observation."""
+
+    def __init__(self, venv):
+        self.kept = observation_size_in_version(venv.num_players, 1)
+        self.dropped = slice(self.kept, observation_size(venv.num_players))
+        size = venv.observation_space.shape[0] - (self.dropped.stop - self.dropped.start)
+        super().__init__(venv, observation_space=spaces.Box(-np.inf, np.inf, (size,), np.float32))
+
+    def earlier(self, observations):
+        return np.delete(observations, np.arange(self.dropped.start, self.dropped.stop), axis=1)
+
+    def reset(self):
+        return self.earlier(self.venv.reset())
+
+    def step_wait(self):
+        observations, rewards, dones, infos = self.venv.step_wait()
+        return self.earlier(observations), rewards, dones, infos
+
+
+@pytest.mark.parametrize("num_players,hands", [(2, False), (4, True), (4, False)])
+def test_a_checkpoint_of_the_first_layout_goes_on_with_zero_weights_on_the_new_fields(num_players, hands):
+    make = lambda: HPUnoVecEnv(8, num_players, learner_seat="random", seed=4, scale_observations=True, critic_sees_hands=hands)
+    old_env = FirstLayout(make())
+    kwargs = {"actor_inputs": old_env.kept} if hands else {}
+    model = small_model(old_env, HandsCriticPolicy if hands else "MlpPolicy", **kwargs).learn(256)
+    env = make()
+    continued = widened(model, env, 1e-4)
+    assert isinstance(continued.policy, HandsCriticPolicy) == hands and continued.num_timesteps == model.num_timesteps
+    observations = env.reset()
+    for _ in range(20):  # some play, so that the new fields are not all zeros
+        observations, *_ = env.step(random_legal(env.action_masks(), np.random.default_rng(0)))
+    added = observations[:, old_env.dropped]
+    assert added.any()
+    with torch.no_grad():
+        new, old = torch.as_tensor(observations), torch.as_tensor(old_env.earlier(observations))
+        assert torch.allclose(model.policy.predict_values(old), continued.policy.predict_values(new), atol=1e-6)
+        old_logits = model.policy.get_distribution(old).distribution.logits
+        assert torch.allclose(old_logits, continued.policy.get_distribution(new).distribution.logits, atol=1e-6)
+    continued.learn(256, reset_num_timesteps=False)
+    assert continued.num_timesteps == model.num_timesteps + 256
+
+
+def test_widening_refuses_a_model_of_another_player_count():
+    model = small_model(HPUnoVecEnv(8, 3, seed=0, scale_observations=True))
+    with pytest.raises(ValueError, match="another player count"):
+        widened(model, HPUnoVecEnv(8, 4, seed=0, scale_observations=True), 1e-4)

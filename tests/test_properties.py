@@ -656,6 +656,7 @@ def expected_observation(engine: VectorEngine, g: int, seat: int) -> dict[str, n
         "catch_offender": one_hot(P - 1, others.index(int(s.catch_offender[g])) if phase == kernel.CATCH_PHASE and s.catch_offender[g] != seat else None),
         "revealed_seen": np.array([int(s.revealed_seen[g, seat, o]) for o in others]),
         "revealed_hands": np.concatenate([s.revealed[g, seat, o] * s.revealed_seen[g, seat, o] for o in others]).astype(np.int64),
+        "other_chose_color": np.concatenate([one_hot(4, int(s.chose_color[g, o]) if s.chose_color[g, o] >= 0 else None) for o in others]),
     }
 
 

@@ -696,6 +696,61 @@ def test_challenge_reveals_the_hand_to_the_challenger_innocent():
     assert seen == 1 and (counts == hand_counts(INNOCENT[1:])).all()
 
 
+# ================================================================ what the others showed of their hands
+
+
+def others_view(eng, field: str, viewer: int) -> list[list[int]]:
+    """viewer's observation of field (4 colour flags per other seat), one row per other seat in turn order to its left."""
+    obs = eng.observe(np.array([viewer]))[0]
+    return obs[eng.observation_layout[field]].reshape(eng.num_players - 1, 4).tolist()
+
+
+NONE, RED, YELLOW, GREEN, BLUE = [0, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]
+
+
+def test_colour_choices_and_draws_show_in_the_others_observations():
+    """other_chose_color: the colour a seat last moved play into (switching by number or symbol, or naming a wild);
+    following the colour shows nothing. other_lacks_color: the colours a seat drew on by choice, until it plays one."""
+    eng = game(4, dealer=3, starter="red:5", draw_pile=["yellow:1", "green:8"], hands={
+        0: ["blue:5", "green:2", "red:1", "red:2", "red:3", "red:4", "red:6"],
+        1: ["blue:7", "yellow:3", "yellow:4", "yellow:5", "yellow:6", "yellow:7", "yellow:8"],
+        2: ["wild", "yellow:9", "red:7", "red:8", "red:9", "blue:9", "blue:8"],
+        3: ["red:0", "blue:0", "blue:1", "blue:2", "blue:3", "blue:4", "blue:6"],
+    })
+    assert others_view(eng, "other_chose_color", 0) == [NONE, NONE, NONE]
+    act(eng, "play:blue:5")  # on red:5: a switch to blue, by number
+    act(eng, "play:blue:7")  # following blue: no choice shown
+    assert others_view(eng, "other_chose_color", 2) == [NONE, BLUE, NONE]  # seat 2 sees seat 0 second to its left
+    acts(eng, "play:wild", "color:green")
+    act(eng, "draw")  # seat 3 draws yellow:1 on green: kept, its turn is over
+    assert state(eng)["current"] == P(0)
+    assert others_view(eng, "other_chose_color", 0) == [NONE, GREEN, NONE]
+    assert others_view(eng, "other_lacks_color", 0) == [NONE, NONE, GREEN]
+    assert others_view(eng, "other_chose_color", 3) == [BLUE, NONE, GREEN]  # the same facts from seat 3
+    act(eng, "play:green:2")
+    act(eng, "draw")  # seat 1 draws green:8 on green: playable, and plays it
+    act(eng, "play:green:8")
+    assert others_view(eng, "other_lacks_color", 0) == [NONE, NONE, GREEN]  # seat 1 played green: no flag stands
+    assert others_view(eng, "other_chose_color", 0) == [NONE, GREEN, NONE]
+    assert others_view(eng, "other_chose_color", 1) == [GREEN, NONE, BLUE]  # seat 0's blue stands: it followed green since
+    act(eng, "play:blue:8")  # seat 2, on green:8: a switch to blue replaces its green
+    assert others_view(eng, "other_chose_color", 0) == [NONE, BLUE, NONE]
+
+
+def test_colour_choices_start_over_each_round():
+    eng = VectorEngine(num_games=1, num_players=3, seed=0, auto_reset=False, episode="match", target_score=500)
+    eng.reset(options={"deck": stacked_deck(3, 2, {0: ["wild"]}, "red:5"), "dealer": 2})
+    acts(eng, "play:wild", "color:blue")
+    assert others_view(eng, "other_chose_color", 1)[1] == BLUE
+    # the round runs to its end with random legal play; the next round's deal shows no choices
+    rng = np.random.default_rng(0)
+    round_number = int(eng.state.round_number[0])
+    while int(eng.state.round_number[0]) == round_number:
+        legal_now = np.flatnonzero(eng.legal_mask()[0])
+        eng.step(np.array([rng.choice(legal_now)]))
+    assert all(row == NONE for viewer in range(3) for row in others_view(eng, "other_chose_color", viewer))
+
+
 # ================================================================ the Sorting Hat
 
 HAT_PILE = ["blue:1", "green:2", "red:3", "yellow:4"]
