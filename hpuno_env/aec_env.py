@@ -24,7 +24,8 @@ played: Wild Draw Four bluffs and challenges, UNO calls and catch windows,
 ``observe(agent)`` returns a dict: ``"observation"``, the int8 vector of what
 that seat knows (its hand, the top card and colour, the phase, the card it just
 drew, pile sizes, the discards, every seat's hand size, UNO call, the colours
-it showed it lacks and score, challenge facts and hands revealed to it); the
+it showed it lacks, the colour it last chose and its score, challenge facts and
+hands revealed to it); the
 name -> slice map is ``hpuno_env.observation_layout(num_players)`` and the
 README has the table. ``"action_mask"`` is 1 for the legal actions of the
 agent to act (all zeros for the others); it is also in ``infos[agent]``.
@@ -73,6 +74,11 @@ and ``last()`` once every agent has finished (or before ``reset``) raise
 
 ### Version history
 
+* v1: observation layout version 2 appends ``other_chose_color``, the colour
+  each other seat last moved play into this round (named with a wild, or
+  switched to by matching a number or symbol). A v0 checkpoint continues with
+  ``train.py --resume`` (zero weights on the new field); a v0 agent file is
+  refused by ``agents.load``.
 * v0: first release.
 """
 
@@ -110,7 +116,7 @@ def env(num_players: int = 4, render_mode: str | None = None, **rule_options) ->
 class raw_env(AECEnv, EzPickle):
     metadata = {
         "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "hpuno_v0",
+        "name": "hpuno_v1",
         "is_parallelizable": False,
         "render_fps": 1,
     }
@@ -276,12 +282,12 @@ class raw_env(AECEnv, EzPickle):
 
 
 def _register_with_pettingzoo() -> None:
-    """``pettingzoo.make("aec", "hpuno/hpuno-v0", num_players=4)`` where PettingZoo has a registry."""
+    """``pettingzoo.make("aec", "hpuno/hpuno-v1", num_players=4)`` where PettingZoo has a registry."""
     import pettingzoo
 
     registry = getattr(pettingzoo, "aec_registry", None)
-    if callable(getattr(pettingzoo, "register", None)) and registry is not None and "hpuno/hpuno-v0" not in registry:
-        pettingzoo.register("aec", "hpuno/hpuno-v0", entry_point="hpuno_env.aec_env:env")
+    if callable(getattr(pettingzoo, "register", None)) and registry is not None and "hpuno/hpuno-v1" not in registry:
+        pettingzoo.register("aec", "hpuno/hpuno-v1", entry_point="hpuno_env.aec_env:env")
 
 
 _register_with_pettingzoo()

@@ -10,7 +10,7 @@ take this form instead:
 >>> env.reset(seed=0)
 >>> observation, reward, termination, truncation, info = env.last()
 >>> observation.shape, observation.dtype, info["action_mask"].dtype
-((303,), dtype('float32'), dtype('int8'))
+((307,), dtype('float32'), dtype('int8'))
 
 It is ``env()`` underneath (an illegal move ends the game with -1 for its
 player), with ``observe(agent)`` the vector alone and ``infos[agent]["action_mask"]``

@@ -63,7 +63,7 @@ def test_performance_benchmark_runs(capsys):
 
 def test_metadata_and_spaces():
     env = hpuno_env.raw_env(num_players=4)
-    assert env.metadata["name"] == "hpuno_v0" and env.metadata["is_parallelizable"] is False
+    assert env.metadata["name"] == "hpuno_v1" and env.metadata["is_parallelizable"] is False
     assert env.observation_space("player_1") is env.observation_space("player_1")
     assert env.action_space("player_0").n == len(ACTION_LABELS) == 75
     env.reset(seed=3)
@@ -446,8 +446,8 @@ def test_registered_with_pettingzoo():
         assert not hasattr(pettingzoo, "aec_registry")
         env = hpuno_env.env(num_players=3)
         env.reset(seed=0)
-        assert env.unwrapped.metadata["name"] == "hpuno_v0" and len(env.agents) == 3
+        assert env.unwrapped.metadata["name"] == "hpuno_v1" and len(env.agents) == 3
         return
-    env = pettingzoo.make("aec", "hpuno/hpuno-v0", num_players=3)
+    env = pettingzoo.make("aec", "hpuno/hpuno-v1", num_players=3)
     env.reset(seed=0)
-    assert env.unwrapped.metadata["name"] == "hpuno_v0" and len(env.agents) == 3
+    assert env.unwrapped.metadata["name"] == "hpuno_v1" and len(env.agents) == 3

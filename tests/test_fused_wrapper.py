@@ -221,7 +221,7 @@ def test_env_is_the_fused_wrapper_and_looks_like_a_pettingzoo_wrapped_env():
     env = hpuno_env.env(num_players=3)
     assert isinstance(env, FusedClassicWrapper) and isinstance(env, wrappers.OrderEnforcingWrapper)
     assert isinstance(env.unwrapped, hpuno_env.raw_env)
-    assert str(env) == str(stock_env(3)) == "hpuno_v0"
+    assert str(env) == str(stock_env(3)) == "hpuno_v1"
     env.reset(seed=0)
     assert env.state().shape == env.unwrapped.state_space.shape
     assert env.action_space("player_0").n == NUM_ACTIONS
