@@ -95,9 +95,11 @@ class Args:
                                     "else. Without it, a new run there is refused")
     seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
     # ---- warm start (a fresh run only; agents/imitation.py)
-    warm_start: str = option("none", "before PPO, fit the new network to this player's decisions (behaviour cloning: the actor "
-                                     "by cross-entropy, the critic to the round results), e.g. heuristic; none: start from "
-                                     "random weights. Ignored on --resume (the checkpoint holds the weights)")
+    warm_start: str = option("heuristic", "before PPO, fit the new network to this player's decisions (behaviour cloning: the "
+                                          "actor by cross-entropy, the critic to the round results); none: start from random "
+                                          "weights, which in a short run learns to put off losing by drawing and wins almost "
+                                          "nothing. Not done on --resume (the checkpoint holds the weights), nor, unless given, "
+                                          "with --critic hands (it fits a critic of observations only)")
     warm_start_decisions: int = option(400_000, "decisions of the --warm-start player (playing every seat) to fit")
     warm_start_epochs: int = option(5, "passes over those decisions (Adam, lr 1e-3, minibatch 1024)")
     # ---- PPO
@@ -136,10 +138,13 @@ def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line, every option checked; a bad one exits with a message naming it."""
     parser = dataclass_parser(Args, __doc__)
     args = Args(**vars(parser.parse_args(argv)))
+    given = given_options(Args, argv)
     if args.resume:
-        problem = resume_options(args, given_options(Args, argv))
+        problem = resume_options(args, given)
         if problem:
             parser.error(problem)
+    if "warm_start" not in given and (args.resume or args.critic == "hands"):
+        args.warm_start = "none"  # the default warm start is for fresh runs of a critic of observations
     problem = check_args(args)
     if problem:
         parser.error(problem)

@@ -22,7 +22,7 @@ from hpuno_env.encoding import observation_size
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Small and quick: rounds capped at 500 decisions so an untrained greedy player cannot stall the evaluations.
-TINY = ["--envs", "16", "--n-steps", "32", "--eval-rounds", "10", "--final-rounds", "10", "--rules", '{"max_turns": 500}', "--no-progress"]
+TINY = ["--warm-start", "none", "--envs", "16", "--n-steps", "32", "--eval-rounds", "10", "--final-rounds", "10", "--rules", '{"max_turns": 500}', "--no-progress"]
 
 
 def load_train_module():
@@ -132,8 +132,8 @@ def test_ctrl_c_leaves_a_loadable_checkpoint_and_resume_continues_from_its_step_
 
 def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resume(tmp_path):
     out = tmp_path / "run"
-    stdout = run_train("--timesteps", "512", "--eval-every", "0", "--warm-start", "heuristic", "--warm-start-decisions", "4000",
-                       "--warm-start-epochs", "2", "--out", str(out), *TINY)
+    stdout = run_train("--timesteps", "512", "--eval-every", "0", "--out", str(out), *TINY, "--warm-start", "heuristic",
+                       "--warm-start-decisions", "4000", "--warm-start-epochs", "2")
     warm = json.loads((out / "config.json").read_text())["warm_start"]
     assert warm["teacher"] == "heuristic" and warm["decisions"] == 4000 and len(warm["epochs"]) == 2
     assert 0.5 < warm["agreement"] <= 1 and f"agrees with heuristic on {warm['agreement']:.1%}" in stdout
@@ -142,7 +142,7 @@ def test_a_warm_start_clones_the_teacher_before_ppo_and_is_not_repeated_on_resum
     assert [row["timesteps"] for row in curve[2:]] == ["512"] * 4  # then the final table's row
     assert float(curve[0]["wall_seconds"]) >= warm["seconds"]
 
-    resumed = run_train("--timesteps", "1024", "--eval-every", "0", "--warm-start", "heuristic", "--out", str(out), "--resume", *TINY)
+    resumed = run_train("--timesteps", "1024", "--eval-every", "0", "--out", str(out), "--resume", *TINY, "--warm-start", "heuristic")
     assert "--warm-start heuristic ignored: the checkpoint holds the weights" in resumed and "agrees with" not in resumed
     assert json.loads((out / "config.json").read_text())["options"]["warm_start"] == "none"  # what this command did
     assert "warm_start" not in json.loads((out / "config.json").read_text())
@@ -323,3 +323,14 @@ def test_a_new_run_with_a_hands_critic_exports_an_agent_that_plays_from_observat
     assert json.loads((out / "config.json").read_text())["options"]["critic"] == "hands"
     agent = agents.load(str(out / "agent.safetensors"), num_players=2)
     assert agent.describe()["network"]["input_size"] == observation_size(2)
+
+
+def test_a_fresh_run_warm_starts_from_the_heuristic_unless_told_or_unable(tmp_path):
+    """PPO from random weights learns, in the default run's 300k steps, to put off losing by drawing (with discounting,
+    a later loss costs less) and wins almost nothing; so a fresh run clones the heuristic first unless told otherwise.
+    A hands critic cannot be warm-started, and a resumed run holds its weights: neither gets the default."""
+    assert train.parse_args(["--out", str(tmp_path / "a")]).warm_start == "heuristic"
+    assert train.parse_args(["--out", str(tmp_path / "a"), "--warm-start", "none"]).warm_start == "none"
+    assert train.parse_args(["--out", str(tmp_path / "a"), "--critic", "hands"]).warm_start == "none"
+    with pytest.raises(SystemExit):
+        train.parse_args(["--out", str(tmp_path / "a"), "--critic", "hands", "--warm-start", "heuristic"])
