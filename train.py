@@ -1,8 +1,9 @@
 """Train a Harry Potter UNO player with MaskablePPO, evaluate it, export it as a safe agent file.
 
-    python train.py                                  # 2 players, against the random player (a few minutes)
+    python train.py                                  # 2 players: clone the heuristic, then PPO against random (a few minutes)
     python train.py --players 4 --opponent league --timesteps 3000000
-    python train.py --warm-start heuristic --opponent heuristic   # clone the heuristic first, then PPO against it
+    python train.py --opponent heuristic             # clone the heuristic first (the default), then PPO against it
+    python train.py --warm-start none                # PPO from random weights
     python train.py --opponent self                  # self-play: opponents use the live weights
     python train.py --opponent heuristic=3,random-play=1 # a mixture: each game's opponents drawn by these weights
     python train.py --final-learning-rate 0           # anneal the learning rate linearly to 0 by --timesteps
@@ -13,7 +14,7 @@
 
 Reads top to bottom: options (the ``Args`` dataclass), the output folder and
 config.json, the environment and its opponents, the model (new or resumed;
-a new one optionally warm-started by behaviour cloning, agents/imitation.py;
+a new one warm-started by behaviour cloning unless told not to, agents/imitation.py;
 with --critic hands its critic also reads the other seats' hidden hands,
 agents/critic.py),
 training (progress bar, logs, periodic evaluation, atomic checkpoints; Ctrl-C
