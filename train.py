@@ -561,12 +561,12 @@ def main(argv: list[str] | None = None) -> int:
             # the step size from the options (the run's own unless given now; SB3 rebuilds lr_schedule from it)
             model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args))
             if needs_widening(model, env):  # observation fields added since it was made, or the hands for its critic
-                inputs_before = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
+                old_observation, had_hands_critic = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
                 model = widened(model, env, learning_rate(args))
-                if inputs_before[0] < actor_inputs(model):
-                    print(f"the checkpoint read {inputs_before[0]}-entry observations; it goes on with today's layout "
+                if old_observation < actor_inputs(model):
+                    print(f"the checkpoint read {old_observation}-entry observations; it goes on with today's layout "
                           f"(version {OBSERVATION_VERSION}, {actor_inputs(model)} entries), zero weights on the new fields")
-                if not inputs_before[1] and isinstance(model.policy, HandsCriticPolicy):
+                if not had_hands_critic and isinstance(model.policy, HandsCriticPolicy):
                     print("the critic now reads the other seats' hands too (actor and critic weights carried over)")
             else:
                 model.set_env(env)  # checks the spaces: ValueError if they differ

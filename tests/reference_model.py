@@ -533,8 +533,6 @@ class ReferenceGame:
         self.discard.append(card)
         self.played_this_turn = True
         self.drawn_card = None
-        if card not in WILD_LABELS and CARD_COLOR[card] != color_before:  # a switch by number or symbol shows a choice
-            self.chose_color[p] = CARD_COLOR[card]
         if card in WILD_LABELS:
             if card == "wild_draw4":
                 self.wd4_guilty = any(CARD_COLOR[c] == color_before for c in hand)
@@ -543,6 +541,8 @@ class ReferenceGame:
             self.start_color = False
             self.phase = "color"
             return
+        if CARD_COLOR[card] != color_before:  # a switch by number or symbol shows a choice; following does not
+            self.chose_color[p] = CARD_COLOR[card]
         self.color = CARD_COLOR[card]
         rank = CARD_RANK[card]
         if rank == "draw2":
