@@ -89,8 +89,9 @@ class Args:
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
                                   "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train "
-                                  "on; the network and PPO settings cannot change (except --critic observation -> "
-                                  "hands), the opponent, rules, learning rate and schedule can")
+                                  "on; the network and the rollout/minibatch shape (--n-steps, --batch-size, --n-epochs) cannot "
+                                  "change (except --critic observation -> hands); the opponent, rules, learning rate, "
+                                  "schedule, --gamma, --gae-lambda, --clip-range and --ent-coef can")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
                                     "config, logs, agent, league snapshots, TensorBoard events) are deleted first, nothing "
                                     "else. Without it, a new run there is refused")
@@ -152,9 +153,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-# What a checkpoint fixes: the network and the PPO update's shape (SB3 keeps its own on --resume).
-FIXED_BY_CHECKPOINT = ("players", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef",
-                       "net_arch", "scale_observations")
+# What a checkpoint fixes: the network and the rollout/minibatch shape. The update's targets and penalties
+# (gamma, gae_lambda, clip_range, ent_coef) may change on --resume: they are handed to the loaded model.
+FIXED_BY_CHECKPOINT = ("players", "n_steps", "batch_size", "n_epochs", "net_arch", "scale_observations")
 
 
 def resume_options(args: Args, given: set[str]) -> str | None:
@@ -558,8 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     # ---- model: resume from the checkpoint, or start fresh
     if args.resume:
         try:
-            # the step size from the options (the run's own unless given now; SB3 rebuilds lr_schedule from it)
-            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args))
+            # the update's settings from the options (the run's own unless given now; SB3 rebuilds its schedules)
+            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args), gamma=args.gamma,
+                                     gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef)
             if needs_widening(model, env):  # observation fields added since it was made, or the hands for its critic
                 old_observation, had_hands_critic = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
                 model = widened(model, env, learning_rate(args))
