@@ -153,9 +153,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-# What a checkpoint fixes: the network and the rollout/minibatch shape. The update's targets and penalties
-# (gamma, gae_lambda, clip_range, ent_coef) may change on --resume: they are handed to the loaded model.
+# What a checkpoint fixes: the network and the rollout/minibatch shape.
 FIXED_BY_CHECKPOINT = ("players", "n_steps", "batch_size", "n_epochs", "net_arch", "scale_observations")
+# The update's targets and penalties, which a resume may change: they are handed to the loaded model.
+UPDATE_SETTINGS = ("gamma", "gae_lambda", "clip_range", "ent_coef")
 
 
 def resume_options(args: Args, given: set[str]) -> str | None:
@@ -168,6 +169,15 @@ def resume_options(args: Args, given: set[str]) -> str | None:
         return f"--critic observation: the checkpoint in {args.out} has a hands critic, which a resumed run keeps"
     # --progress is about this terminal, not the run
     return inherit_options(args, earlier, given, FIXED_BY_CHECKPOINT, {"resume", "overwrite", "out", "progress"}, args.out)
+
+
+def resumed_update_settings(args: Args, argv: list[str]) -> dict:
+    """The UPDATE_SETTINGS a resumed model takes: those given now or recorded in the run's config.json. A checkpoint
+    from elsewhere (no config.json) keeps its own unless told, rather than taking the defaults. Call before this run
+    writes its config.json."""
+    earlier = run_config(args.out).get("options")
+    known = given_options(Args, argv) | (set(earlier) if isinstance(earlier, dict) else set())
+    return {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
 
 
 def check_args(args: Args) -> str | None:
@@ -518,6 +528,7 @@ def resume_command(argv: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    update_settings = resumed_update_settings(args, argv) if args.resume else {}
     torch.set_num_threads(args.threads)
     rules = rules_from_json(args.rules)
     scale = observation_scale(args.players) if args.scale_observations else None
@@ -560,8 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume:
         try:
             # the update's settings from the options (the run's own unless given now; SB3 rebuilds its schedules)
-            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args), gamma=args.gamma,
-                                     gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef)
+            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args), **update_settings)
             if needs_widening(model, env):  # observation fields added since it was made, or the hands for its critic
                 old_observation, had_hands_critic = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
                 model = widened(model, env, learning_rate(args))

@@ -200,6 +200,12 @@ def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_th
             train.parse_args(["--out", str(out), "--resume", *argv])
         assert exit_.value.code == 2 and message in capsys.readouterr().err
 
+    # a checkpoint from elsewhere (no config.json) keeps its own update settings unless told, not the defaults
+    (out / "config.json").unlink()
+    run_train("--timesteps", "2048", "--critic", "hands", "--out", str(out), "--resume", *TINY)
+    saved = MaskablePPO.load(out / "checkpoint.zip", device="cpu")
+    assert saved.num_timesteps == 2048 and (saved.gamma, saved.gae_lambda) == (1.0, 0.9)
+
 
 def test_a_new_run_is_refused_where_an_earlier_run_left_its_files(tmp_path, capsys):
     (tmp_path / "evaluations.csv").write_text("an earlier learning curve")
