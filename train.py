@@ -171,11 +171,10 @@ def resume_options(args: Args, given: set[str]) -> str | None:
     return inherit_options(args, earlier, given, FIXED_BY_CHECKPOINT, {"resume", "overwrite", "out", "progress"}, args.out)
 
 
-def resumed_update_settings(args: Args, argv: list[str]) -> dict:
-    """The UPDATE_SETTINGS a resumed model takes: those given now or recorded in the run's config.json. A checkpoint
-    from elsewhere (no config.json) keeps its own unless told, rather than taking the defaults. Call before this run
-    writes its config.json."""
-    earlier = run_config(args.out).get("options")
+def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -> dict:
+    """The UPDATE_SETTINGS a resumed model takes: those given now or recorded in the run's earlier config.json. A
+    checkpoint from elsewhere (no config.json) keeps its own unless told, rather than taking the defaults."""
+    earlier = earlier_config.get("options")
     known = given_options(Args, argv) | (set(earlier) if isinstance(earlier, dict) else set())
     return {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
 
@@ -528,7 +527,6 @@ def resume_command(argv: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    update_settings = resumed_update_settings(args, argv) if args.resume else {}
     torch.set_num_threads(args.threads)
     rules = rules_from_json(args.rules)
     scale = observation_scale(args.players) if args.scale_observations else None
@@ -569,9 +567,11 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- model: resume from the checkpoint, or start fresh
     if args.resume:
+        earlier_config = run_config(args.out)  # this command writes its own config.json only after the model is loaded
         try:
             # the update's settings from the options (the run's own unless given now; SB3 rebuilds its schedules)
-            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args), **update_settings)
+            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args),
+                                     **resumed_update_settings(args, argv, earlier_config))
             if needs_widening(model, env):  # observation fields added since it was made, or the hands for its critic
                 old_observation, had_hands_critic = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
                 model = widened(model, env, learning_rate(args))
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: cannot resume {checkpoint_path} with these options: {first_line}", file=sys.stderr)
             return 2
         config["resumed_from_timesteps"] = model.num_timesteps
-        config["commands"] = earlier_commands(run_config(args.out)) + config["commands"]
+        config["commands"] = earlier_commands(earlier_config) + config["commands"]
         print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (opponent {args.opponent}; learning rate now "
               f"{model.lr_schedule(max(0.0, 1 - model.num_timesteps / args.timesteps)):.3g})")
         if model.num_timesteps >= args.timesteps:
