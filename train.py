@@ -89,9 +89,9 @@ class Args:
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
                                   "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train "
-                                  "on; the network and the rollout/minibatch shape (--n-steps, --batch-size, --n-epochs) cannot "
-                                  "change (except --critic observation -> hands); the opponent, rules, learning rate, "
-                                  "schedule, --gamma, --gae-lambda, --clip-range and --ent-coef can")
+                                  "on; the network cannot change (except --critic observation -> hands); the opponent, "
+                                  "rules, learning rate, schedule, --n-steps, --batch-size, --n-epochs, --gamma, "
+                                  "--gae-lambda, --clip-range and --ent-coef can")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
                                     "config, logs, agent, league snapshots, TensorBoard events) are deleted first, nothing "
                                     "else. Without it, a new run there is refused")
@@ -153,10 +153,11 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
-# What a checkpoint fixes: the network and the rollout/minibatch shape.
-FIXED_BY_CHECKPOINT = ("players", "n_steps", "batch_size", "n_epochs", "net_arch", "scale_observations")
-# The update's targets and penalties, which a resume may change: they are handed to the loaded model.
-UPDATE_SETTINGS = ("gamma", "gae_lambda", "clip_range", "ent_coef")
+# What a checkpoint fixes: the network (and the game it reads).
+FIXED_BY_CHECKPOINT = ("players", "net_arch", "scale_observations")
+# The update's shape, targets and penalties, which a resume may change: they are handed to the loaded model, which
+# builds its rollout buffer afresh for them.
+UPDATE_SETTINGS = ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef")
 
 
 def resume_options(args: Args, given: set[str]) -> str | None:
@@ -176,7 +177,10 @@ def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -
     checkpoint from elsewhere (no config.json) keeps its own unless told, rather than taking the defaults."""
     earlier = earlier_config.get("options")
     known = given_options(Args, argv) | (set(earlier) if isinstance(earlier, dict) else set())
-    return {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
+    settings = {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
+    if "batch_size" in settings:
+        settings["batch_size"] = min(args.batch_size, args.n_steps * args.envs)  # as for a fresh run
+    return settings
 
 
 def check_args(args: Args) -> str | None:
@@ -569,8 +573,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume:
         earlier_config = run_config(args.out)  # this command writes its own config.json only after the model is loaded
         try:
-            # the update's settings from the options (the run's own unless given now; SB3 rebuilds its schedules)
-            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args),
+            # the update's settings from the options (the run's own unless given now; SB3 rebuilds its schedules and
+            # its rollout buffer, sized for this run's --envs, which may differ from the checkpoint's)
+            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args), n_envs=args.envs,
                                      **resumed_update_settings(args, argv, earlier_config))
             if needs_widening(model, env):  # observation fields added since it was made, or the hands for its critic
                 old_observation, had_hands_critic = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)

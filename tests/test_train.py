@@ -178,22 +178,23 @@ def test_overwrite_deletes_the_old_runs_files_and_nothing_else(tiny_run, tmp_pat
 def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_the_network(mixture_run, tmp_path, capsys):
     out = copy_of(mixture_run, tmp_path)
     # the one change of network a resume allows: a critic that also reads the other seats' hands (agents/critic.py)
-    # ... and the update's targets may change: the loaded model takes them
-    resumed = run_train("--timesteps", "1536", "--critic", "hands", "--gamma", "1", "--gae-lambda", "0.9", "--out", str(out),
-                        "--resume", "--no-progress")
+    # ... and the update's shape and targets may change (the rollout buffer sized for another --envs): the model takes them
+    resumed = run_train("--timesteps", "1536", "--critic", "hands", "--gamma", "1", "--gae-lambda", "0.9", "--n-steps", "64",
+                        "--envs", "8", "--batch-size", "256", "--out", str(out), "--resume", "--no-progress")
     assert "opponent heuristic=3,random-play=1" in resumed  # not the default opponent
     saved = MaskablePPO.load(out / "checkpoint.zip", device="cpu")
     assert (saved.gamma, saved.gae_lambda, saved.ent_coef) == (1.0, 0.9, 0.01)
+    assert (saved.n_steps, saved.n_envs, saved.batch_size, saved.rollout_buffer.buffer_size) == (64, 8, 256, 64)
     assert "the critic now reads the other seats' hands too" in resumed
     options = json.loads((out / "config.json").read_text())["options"]
-    assert options["opponent"] == "heuristic=3,random-play=1" and options["n_steps"] == 32 and options["final_learning_rate"] == 0
+    assert options["opponent"] == "heuristic=3,random-play=1" and options["n_steps"] == 64 and options["final_learning_rate"] == 0
     assert options["learning_rate"] == 0.001 and options["timesteps"] == 1536 and options["eval_every"] == 0
     assert options["critic"] == "hands" and (options["gamma"], options["gae_lambda"]) == (1.0, 0.9)
     assert agents.load(str(out / "agent.safetensors"), 2).describe()["network"]["input_size"] == observation_size(2)  # plays from observations
     assert train.main(["--out", str(out), "--resume", "--no-progress"]) == 0  # --timesteps not given: the run's own 1536
     assert "nothing to train: the checkpoint is at 1536 steps" in capsys.readouterr().out
 
-    for argv, message in ((["--n-steps", "64"], "--n-steps 64: the checkpoint"), (["--players", "4"], "--players 4: the checkpoint"),
+    for argv, message in ((["--players", "4"], "--players 4: the checkpoint"),
                           (["--net-arch", "64,64"], "was trained with --net-arch 256,256"), (["--critic", "observation"], "has a hands critic"),
                           (["--no-scale-observations"], "--no-scale-observations: the checkpoint")):
         with pytest.raises(SystemExit) as exit_:
@@ -204,7 +205,8 @@ def test_resume_keeps_the_runs_own_options_unless_given_and_refuses_to_change_th
     (out / "config.json").unlink()
     run_train("--timesteps", "2048", "--critic", "hands", "--out", str(out), "--resume", *TINY)
     saved = MaskablePPO.load(out / "checkpoint.zip", device="cpu")
-    assert saved.num_timesteps == 2048 and (saved.gamma, saved.gae_lambda) == (1.0, 0.9)
+    assert saved.num_timesteps == 2048 and (saved.gamma, saved.gae_lambda, saved.batch_size) == (1.0, 0.9, 256)
+    assert (saved.n_steps, saved.n_envs) == (32, 16)  # TINY's, given
 
 
 def test_a_new_run_is_refused_where_an_earlier_run_left_its_files(tmp_path, capsys):
