@@ -90,7 +90,7 @@ class Args:
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
                                   "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train "
                                   "on; the network cannot change (except --critic observation -> hands); the opponent, "
-                                  "rules, learning rate, schedule, --n-steps, --batch-size, --n-epochs, --gamma, "
+                                  "rules, --envs, learning rate, schedule, --n-steps, --batch-size, --n-epochs, --gamma, "
                                   "--gae-lambda, --clip-range and --ent-coef can")
     overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
                                     "config, logs, agent, league snapshots, TensorBoard events) are deleted first, nothing "
@@ -177,10 +177,7 @@ def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -
     checkpoint from elsewhere (no config.json) keeps its own unless told, rather than taking the defaults."""
     earlier = earlier_config.get("options")
     known = given_options(Args, argv) | (set(earlier) if isinstance(earlier, dict) else set())
-    settings = {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
-    if "batch_size" in settings:
-        settings["batch_size"] = min(args.batch_size, args.n_steps * args.envs)  # as for a fresh run
-    return settings
+    return {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
 
 
 def check_args(args: Args) -> str | None:
