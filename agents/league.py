@@ -32,7 +32,7 @@ margin: a win rate of at least a fair share (1 / num_players) plus
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -74,7 +74,7 @@ import shlex
 import sys
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch

@@ -116,7 +116,7 @@ class ActorNetwork(nn.Module):
         self.register_buffer("obs_shift", obs_shift)
 
     @classmethod
-    def build(cls, input_size: int, hidden_sizes: list[int], activation: str, num_actions: int) -> "ActorNetwork":
+    def build(cls, input_size: int, hidden_sizes: list[int], activation: str, num_actions: int) -> ActorNetwork:
         """A fresh network of the given shape (weights to be loaded), laid out as SB3's MlpExtractor lays it out."""
         layers, width = [], input_size
         for size in hidden_sizes:
@@ -149,7 +149,7 @@ class TrainedAgent(SeededAgent):
         self.source = source  # the file it came from, or "live model"
 
     @classmethod
-    def load(cls, path: str, num_players: int, seed: int | None = None, deterministic: bool = True) -> "TrainedAgent":
+    def load(cls, path: str, num_players: int, seed: int | None = None, deterministic: bool = True) -> TrainedAgent:
         """Read an agent file made by ``export`` for games of num_players; never runs code from the file."""
         num_players = check_num_players(num_players)
         path = os.fspath(path)
@@ -162,7 +162,7 @@ class TrainedAgent(SeededAgent):
     def from_model(
         cls, model, num_players: int, deterministic: bool = True, *, seed: int | None = None,
         observation_scale=None, observation_shift=None,
-    ) -> "TrainedAgent":
+    ) -> TrainedAgent:
         """Act with a live MaskablePPO model's current weights (shared, not copied: updates show at once)."""
         num_players = check_num_players(num_players)
         architecture = _model_architecture(model, num_players)

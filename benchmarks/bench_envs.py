@@ -145,7 +145,7 @@ def aec_games(env, keys: np.ndarray, budget_s: float | None = None, max_decision
     start = time.perf_counter()
     while True:
         cut = False
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, reward, term, trunc, info = env.last()
             if term or trunc:
                 cut = cut or (trunc and not term)
@@ -192,7 +192,7 @@ def profile_aec(kind: str, num_players: int, decisions: int, seed: int, top: int
     total = stats.total_tt
     groups: dict[str, float] = {}
     rows = []
-    for (filename, line, name), (cc, nc, tt, ct, callers) in stats.stats.items():
+    for (filename, line, name), (_cc, nc, tt, ct, callers) in stats.stats.items():
         rows.append((tt, ct, nc, short_location(filename, line, name)))
         where = code_home(filename, name)
         if where is not None:

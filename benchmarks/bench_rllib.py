@@ -26,12 +26,12 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import torch  # noqa: E402
+import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_engine import print_header  # noqa: E402
+from bench_engine import print_header
 
-from hpuno_env.rllib import HPUnoEnvRunner, ppo_config  # noqa: E402
+from hpuno_env.rllib import HPUnoEnvRunner, ppo_config
 
 
 def runner_rate(batched: bool, games: int, steps: int) -> float:

@@ -35,7 +35,6 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .cards import (

@@ -82,7 +82,7 @@ class RulesOptions:
         check_choice("reward", REWARD_MODES)
 
     @classmethod
-    def from_kwargs(cls, **kwargs) -> "RulesOptions":
+    def from_kwargs(cls, **kwargs) -> RulesOptions:
         """Build from keyword options, with a clear error for an unknown name."""
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(kwargs) - known)

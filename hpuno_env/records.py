@@ -43,7 +43,8 @@ import copy
 import dataclasses
 import json
 import os
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -35,7 +35,8 @@ its next observation, so RLlib credits it to that seat's last action.
 from __future__ import annotations
 
 import zlib
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -39,7 +39,7 @@ opponent is defined here.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -49,7 +49,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from .aec_env import ILLEGAL_REWARD
 from .cards import NUM_ACTIONS
-from .encoding import hidden_hands, hidden_hands_scale, observation_scale, observation_size
+from .encoding import hidden_hands, hidden_hands_scale, observation_scale
 from .engine import VectorEngine
 
 

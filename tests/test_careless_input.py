@@ -46,7 +46,7 @@ def legal_actions(env) -> np.ndarray:
 
 def finish_game(env) -> None:
     """Play a short round to its end (legal plays, draws only when stuck), dead steps included."""
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         observation, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
             env.step(None)

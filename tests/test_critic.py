@@ -130,7 +130,9 @@ class FirstLayout(VecEnvWrapper):
 
 @pytest.mark.parametrize("num_players,hands", [(2, False), (4, True), (4, False)])
 def test_a_checkpoint_of_the_first_layout_goes_on_with_zero_weights_on_the_new_fields(num_players, hands):
-    make = lambda: HPUnoVecEnv(8, num_players, learner_seat="random", seed=4, scale_observations=True, critic_sees_hands=hands)
+    def make():
+        return HPUnoVecEnv(8, num_players, learner_seat="random", seed=4, scale_observations=True, critic_sees_hands=hands)
+
     old_env = FirstLayout(make())
     kwargs = {"actor_inputs": old_env.kept} if hands else {}
     model = small_model(old_env, HandsCriticPolicy if hands else "MlpPolicy", **kwargs).learn(256)

@@ -141,7 +141,7 @@ def test_aec_and_engine_give_the_same_trajectory():
 
 def play_round(env, policy, seed):
     env.reset(seed=seed)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         observation, reward, terminated, truncated, _ = env.last()
         env.step(None if terminated or truncated else policy(observation))
     return env
@@ -400,7 +400,7 @@ def test_sb3_vec_env_seeding_reproduces_games():
         env.seed(seed)
         first = env.reset()
         trace = [first]
-        for step in range(50):
+        for _step in range(50):
             masks = env.action_masks()
             env.step_async(masks.argmax(axis=1))
             trace.append(env.step_wait()[0])

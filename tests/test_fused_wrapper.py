@@ -78,7 +78,7 @@ def outcome(call):
 
 def visible_state(env):
     """What a user can read from the env, each read as an outcome (a read before reset raises)."""
-    state = {name: outcome(lambda: getattr(env, name)) for name in ATTRIBUTES}
+    state = {name: outcome(lambda name=name: getattr(env, name)) for name in ATTRIBUTES}
     raw = env.unwrapped
     if raw.agents:
         state["observation"] = outcome(lambda: raw.observe(raw.agent_selection))  # unwrapped: no wrapper bookkeeping

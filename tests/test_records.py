@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import pytest
 
-from hpuno_env import ACTION_LABELS, VectorEngine, kernel
+from hpuno_env import VectorEngine, kernel
 from hpuno_env.cards import DRAW, KEEP, UNO
 from hpuno_env.records import Recorder, Replay, check_record, load_record, previous_generator_state, replay, save_record
 from hpuno_env.scenarios import stacked_deck

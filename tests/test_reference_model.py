@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from reference_model import (  # noqa: E402
+from reference_model import (
     ACTION_LABELS,
     CARD_LABELS,
     FULL_DECK,

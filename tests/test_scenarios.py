@@ -14,7 +14,6 @@ full (seven cards) are exact; shorter ones are topped up by ``stacked_deck``.
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 
 import numpy as np
