@@ -11,7 +11,7 @@ from .encoding import observation_layout, observation_size
 from .engine import VectorEngine
 from .options import RulesOptions
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the package's one version (pyproject.toml reads it); CHANGELOG.md says what each one changed
 
 _VECTOR_ENVS = ("HPUnoGymVectorEnv", "HPUnoVecEnv", "SeatBatch")
 
@@ -37,3 +37,20 @@ __all__ = [
     "observation_layout",
     "observation_size",
 ]
+
+
+def _register_with_gymnasium() -> None:
+    """``gymnasium.make("hpuno/HPUno-v1")``: the single-agent ``gym_env.HPUnoEnv``; ``gymnasium.make_vec``: the
+    batched ``HPUnoGymVectorEnv``. Entry points are strings, so nothing heavy is imported until an env is made.
+    (``pettingzoo.make("aec", "hpuno/hpuno-v1")`` is registered by ``aec_env``.)"""
+    import gymnasium
+
+    if "hpuno/HPUno-v1" not in gymnasium.registry:
+        gymnasium.register(
+            id="hpuno/HPUno-v1",
+            entry_point="hpuno_env.gym_env:HPUnoEnv",
+            vector_entry_point="hpuno_env.vector_env:HPUnoGymVectorEnv",
+        )
+
+
+_register_with_gymnasium()
