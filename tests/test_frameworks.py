@@ -1,7 +1,8 @@
-"""Other frameworks without glue: the README's "Using other frameworks" snippets, run exactly as
-written (each test finds its block by a line in it), then checked: SuperSuit on the flat PettingZoo
-env, TorchRL collecting masked episodes, Gymnasium's masked sampling and TorchRL's GymWrapper on the
-Gymnasium vector env, and SB3's VecNormalize + MaskablePPO learning."""
+"""Other frameworks without glue: docs/frameworks.md's snippets, run exactly as written (each test
+finds its block by a line in it; every block of the page is one test's), then checked: SuperSuit on
+the flat PettingZoo env, TorchRL collecting masked episodes, Gymnasium's masked sampling and TorchRL's
+GymWrapper on the Gymnasium vector env, SB3's VecNormalize + MaskablePPO learning, and one RLlib PPO
+iteration."""
 
 from __future__ import annotations
 
@@ -16,18 +17,24 @@ from pettingzoo.test import api_test
 from hpuno_env import HPUnoVecEnv
 from hpuno_env.flat_env import flat_env
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
-SECTION = README.read_text().split("## Using other frameworks", 1)[1].split("\n## ", 1)[0]
-BLOCKS = re.findall(r"```python\n(.*?)```", SECTION, re.S)
+PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "frameworks.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(), re.S)
+# The line that names each block, one per test below.
+MARKERS = ("import supersuit", "PettingZooWrapper", "HPUnoGymVectorEnv", "VecNormalize", "ppo_config")
 
 
-def run_readme_block(marker: str) -> dict:
-    """Execute the section's one Python block containing ``marker``; return its variables."""
+def run_docs_block(marker: str) -> dict:
+    """Execute the page's one Python block containing ``marker``; return its variables."""
     matches = [block for block in BLOCKS if marker in block]
-    assert len(matches) == 1, f"expected one README block with {marker!r}, found {len(matches)}"
-    namespace = {"__name__": "readme"}
-    exec(compile(matches[0], f"README block with {marker!r}", "exec"), namespace)
+    assert len(matches) == 1, f"expected one docs/frameworks.md block with {marker!r}, found {len(matches)}"
+    namespace = {"__name__": "docs"}
+    exec(compile(matches[0], f"docs/frameworks.md block with {marker!r}", "exec"), namespace)
     return namespace
+
+
+def test_every_block_of_the_page_is_run_by_a_test():
+    claimed = [sum(marker in block for marker in MARKERS) for block in BLOCKS]
+    assert claimed == [1] * len(BLOCKS), "a docs/frameworks.md block no test runs, or one two tests run"
 
 
 def test_flat_env_observes_a_box_and_keeps_the_mask_in_infos():
@@ -46,7 +53,7 @@ def test_flat_env_observes_a_box_and_keeps_the_mask_in_infos():
 
 
 def test_supersuit_wraps_the_flat_env():
-    found = run_readme_block("import supersuit")
+    found = run_docs_block("import supersuit")
     env, returns = found["env"], found["returns"]
     assert found["observation"].shape == (2 * 307,) and found["observation"].dtype == np.float32
     assert 0.0 <= found["observation"].min() and found["observation"].max() <= 1.0
@@ -55,7 +62,7 @@ def test_supersuit_wraps_the_flat_env():
 
 
 def test_torchrl_collects_masked_episodes():
-    found = run_readme_block("PettingZooWrapper")
+    found = run_docs_block("PettingZooWrapper")
     rollout = found["rollout"]
     assert rollout["next", "done"][-1].item(), "the rollout ends with the round"
     for player in ("player_0", "player_1"):
@@ -68,7 +75,7 @@ def test_torchrl_collects_masked_episodes():
 
 
 def test_gymnasium_masked_sampling_and_torchrl_gym_wrapper():
-    found = run_readme_block("HPUnoGymVectorEnv")
+    found = run_docs_block("HPUnoGymVectorEnv")
     assert found["infos"]["action_mask"].dtype == np.int8
     assert found["steps"] == 100, "every masked sample was legal (an illegal one raises)"
     rollout = found["rollout"]
@@ -110,8 +117,13 @@ def test_sb3_vecnormalize_and_maskable_ppo_learn(one_torch_thread):
     """VecNormalize keeps the observation space's dtype for MaskablePPO's rollout buffer: with the
     float32 default the buffer holds the normalised values the policy acted on (int8 would
     truncate them to integers), and the agent beats the random player clearly."""
-    found = run_readme_block("VecNormalize")
+    found = run_docs_block("VecNormalize")
     stored = found["model"].rollout_buffer.observations
     assert stored.dtype == np.float32 and not np.array_equal(stored, np.round(stored))
     result = found["result"]
     assert result["low"] > 0.55, f"win rate against random {result['win_rate']:.3f} (95% low {result['low']:.3f})"
+
+
+def test_rllib_trains_one_iteration():
+    found = run_docs_block("ppo_config")
+    assert found["result"]["env_runners"]["num_env_steps_sampled"] >= 1024
