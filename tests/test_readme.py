@@ -1,4 +1,4 @@
-"""The README's Python examples run as a newcomer would copy them (training shortened)."""
+"""The README's Python examples run as a newcomer would copy them (training shortened), its two commands are\n.ci/run's, and it stays a short user's guide (docs/ holds the rest)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,6 @@ import pytest
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 TEXT = README.read_text()
-# tests/test_frameworks.py runs the "Using other frameworks" blocks exactly as written and checks
-# what they produce; running them here again would only double the suite's longest training.
-FRAMEWORKS_SECTION = "## Using other frameworks"
-if FRAMEWORKS_SECTION in TEXT:
-    before, after = TEXT.split(FRAMEWORKS_SECTION, 1)
-    TEXT = before + ("\n## " + after.split("\n## ", 1)[1] if "\n## " in after else "")
 BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, re.S)
 
 
@@ -46,3 +40,18 @@ def test_ci_runs_the_readmes_two_commands_to_the_letter_in_a_fresh_virtualenv():
     venv_made = next(i for i, line in enumerate(ci_lines) if line.startswith("python3 -m venv"))
     activated = next(i for i, line in enumerate(ci_lines) if line.startswith("source") and "activate" in line)
     assert venv_made < activated < positions[0]
+
+
+def test_readme_is_a_short_users_guide_without_development_history():
+    lines = TEXT.splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines: move detail to docs/"
+    for word in ("session", "git checkout", "busy host", "stage 4", "o2E"):
+        assert word.lower() not in TEXT.lower(), f"README.md mentions {word!r}: development history belongs in docs/experiments.md"
+    for section in ("## Install", "## Two commands", "## Shipped agents", "## Documentation", "## License"):
+        assert section in TEXT
+
+
+def test_readme_links_resolve_to_files():
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", TEXT):
+        if not target.startswith(("http://", "https://")):
+            assert (README.parent / target).exists(), f"README.md links to {target}, which does not exist"
