@@ -54,7 +54,7 @@ class Args:
     # ---- the game and the run
     players: int = option(2, "seats per game (2..10)")
     iterations: int = option(20, "PPO iterations (each samples --train-batch env steps, then updates)")
-    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
+    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (docs/rules.md, "The options")')
     seed: int = option(0, "seeds the games and the networks")
     out: str = option("runs/rllib", "folder for the run (its RLlib checkpoint is OUT/checkpoint)")
     resume: bool = option(False, "continue the checkpoint in --out (an error if there is none); every option not given "

@@ -3,7 +3,7 @@
 PPO from random weights plateaus below the hand-written heuristic (42-44% of
 2-player rounds against it, whatever the settings tried); fitting the network
 to the heuristic's own decisions first reaches its level in under a minute of
-CPU, and PPO then starts from there (README, "Training").
+CPU, and PPO then starts from there (docs/training.md, "Warm start").
 
 * ``collect(teacher, num_players, decisions, ...)``: the teacher plays every
   seat of a batch of games on the ``VectorEngine``; each decision is kept with

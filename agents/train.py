@@ -85,7 +85,7 @@ class Args:
                                      "and the live weights, drawn per game and seat), a saved agent file's path, or a mixture "
                                      "NAME=WEIGHT,NAME=WEIGHT of those players and files (each game's opponents all drawn from "
                                      "one of them with probability proportional to its weight: agents.league.Mixture)")
-    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
+    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (docs/rules.md, "The options")')
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
                                   "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train "

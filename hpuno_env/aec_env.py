@@ -27,7 +27,7 @@ drew, pile sizes, the discards, every seat's hand size, UNO call, the colours
 it showed it lacks, the colour it last chose and its score, challenge facts and
 hands revealed to it); the
 name -> slice map is ``hpuno_env.observation_layout(num_players)`` and the
-README has the table. ``"action_mask"`` is 1 for the legal actions of the
+docs/environment.md has the table. ``"action_mask"`` is 1 for the legal actions of the
 agent to act (all zeros for the others); it is also in ``infos[agent]``.
 
 ### Actions
