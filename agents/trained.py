@@ -344,7 +344,7 @@ def _metadata(model, num_players, architecture, network, rules_options, training
         "network": architecture,
         "training": training,
         "evaluation": dict(evaluation or {}),
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "package_version": _package_version(),
         "extra": dict(extra),
     }
