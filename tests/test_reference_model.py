@@ -183,7 +183,7 @@ def test_challenge_guilty():
     assert len(s["hands"]["player_2"]) == 7
     assert s["current"] == "player_2" and s["phase"] == "play"
     assert s["top"] == "wild_draw4" and s["color"] == "blue"
-    assert g.revealed[0][0] == 2 and g.revealed[0][1] == 1
+    assert list(g.revealed) == [(2, 1)]
 
 
 def test_challenge_innocent_and_accept():
