@@ -1052,7 +1052,7 @@ def apply_action(s, p, g, action):
             else:
                 loser, extra, reason = seat, 2, REASON_INNOCENT
         take_pending_draw(s, g, loser, reason, extra)
-        if loser == offender:  # a guilty bluffer: the challenger plays on
+        if reason == REASON_GUILTY:  # a guilty bluffer: the challenger plays on
             begin_turn(s, g, seat)
         else:
             skip_to_after(s, p, g, seat)
