@@ -153,17 +153,18 @@ COLUMNS = [
 ]
 
 
-def markdown_table(rows: list[tuple[str, int, dict]]) -> str:
-    """rows: (rule name, players, study result) as a markdown table, intervals in brackets."""
-    header = "| rules | players | " + " | ".join(title for _, title, _ in COLUMNS) + " |"
-    lines = [header, "|" + "---|" * (len(COLUMNS) + 2)]
-    for name, players, result in rows:
-        cells = []
-        for key, _, form in COLUMNS:
-            value, low, high = result[key]
-            cells.append(f"{form.format(value)} [{form.format(low)}, {form.format(high)}]")
-        lines.append(f"| {name} | {players} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def table_header() -> str:
+    """The first two lines of the markdown table."""
+    return "| rules | players | " + " | ".join(title for _, title, _ in COLUMNS) + " |\n" + "|" + "---|" * (len(COLUMNS) + 2)
+
+
+def table_row(name: str, players: int, result: dict) -> str:
+    """One study result as a markdown table row, intervals in brackets."""
+    cells = []
+    for key, _, form in COLUMNS:
+        value, low, high = result[key]
+        cells.append(f"{form.format(value)} [{form.format(low)}, {form.format(high)}]")
+    return f"| {name} | {players} | " + " | ".join(cells) + " |"
 
 
 def main(argv=None) -> None:
@@ -173,13 +174,13 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", nargs="+", choices=list(RULES), default=list(RULES))
     args = parser.parse_args(argv)
-    rows = []
-    start = time.perf_counter()
+    start, truncated = time.perf_counter(), 0
+    print(table_header(), flush=True)
     for players in args.players:
         for name in args.rules:
-            rows.append((name, players, study(RULES[name], players, args.rounds, args.seed)))
-    print(markdown_table(rows))
-    truncated = sum(result["truncated"] for _, _, result in rows)
+            result = study(RULES[name], players, args.rounds, args.seed)
+            truncated += result["truncated"]
+            print(table_row(name, players, result), flush=True)
     print(f"\n{args.rounds} rounds per figure, seed {args.seed}, {truncated} truncated, {time.perf_counter() - start:.0f} s")
 
 
