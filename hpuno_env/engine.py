@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import kernel
+from . import kernel, worlds
 from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_SIZE, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
 from .options import RulesOptions, kernel_params
@@ -311,3 +311,102 @@ class VectorEngine:
 
     def state_bytes_per_game(self) -> int:
         return sum(array[0].nbytes for array in self.state)
+
+    # ------------------------------------------------------------ copies for search (hpuno_env.worlds)
+
+    def _fresh_like(self, num_games: int) -> VectorEngine:
+        """An engine of num_games slots with these rules, player count and auto-reset; every slot idle."""
+        twin = VectorEngine(num_games, self.num_players, seed=None, auto_reset=self.auto_reset, **self.options.as_dict())
+        twin._seeded = True  # every copy brings its own generator state
+        twin.leave_idle(np.arange(num_games))
+        return twin
+
+    def _games_argument(self, games, name: str = "games") -> np.ndarray:
+        games = self._all_games if games is None else np.asarray(games).reshape(-1)
+        if games.dtype.kind not in "iu" or (games.size and (games.min() < 0 or games.max() >= self.num_games)):
+            raise ValueError(f"{name} must be indices in [0, {self.num_games}), got {games!r}")
+        return games.astype(np.int64)
+
+    def _slots_argument(self, slots, count: int | None = None) -> np.ndarray:
+        slots = self._games_argument(slots, "slots")
+        if len(np.unique(slots)) != len(slots) or (count is not None and len(slots) != count):
+            raise ValueError(f"slots must be {'' if count is None else f'{count} '}distinct game indices, got {slots!r}")
+        return slots
+
+    def _source_games(self, source: VectorEngine, games) -> np.ndarray:
+        if not isinstance(source, VectorEngine):
+            raise ValueError(f"source must be a VectorEngine, got {type(source).__name__}")
+        if source.num_players != self.num_players or source.options != self.options:
+            raise ValueError("source must have this engine's num_players and rules options")
+        source._require_dealt("copying games")
+        return source._games_argument(games)
+
+    def clone(self, games=None) -> VectorEngine:
+        """A new engine holding exact copies of ``games`` (all by default), same options; stepping
+        one never touches the other."""
+        games = self._source_games(self, games)
+        twin = self._fresh_like(max(len(games), 1))
+        twin.copy_games_into(np.arange(len(games)), self, games)
+        return twin
+
+    def copy_games_into(self, slots, source: VectorEngine, games) -> None:
+        """In place: slot ``slots[i]`` of this engine becomes an exact copy of game ``games[i]`` of
+        ``source`` (same rules and player count; source may be this engine)."""
+        games = self._source_games(source, games)
+        slots = self._slots_argument(slots, len(games))
+        worlds.copy_games(self.state, slots, source.state, games)
+        self._mark_dealt(slots)
+
+    def determinize(self, game: int, count: int, viewer: int | None = None, seed: int | None = None) -> VectorEngine:
+        """A new engine of ``count`` worlds of game ``game`` as ``viewer`` (a seat; default the seat to
+        act) knows it: what the viewer has not seen is dealt again at random (``hpuno_env.worlds``
+        says what is kept and the table ``worlds.HIDDEN`` what is redone); one seed, one set of worlds."""
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise ValueError(f"count must be a positive int, got {count!r}")
+        twin = self._fresh_like(int(count))
+        twin.determinize_into(np.arange(count), self, game, viewer, seed)
+        return twin
+
+    def determinize_into(self, slots, source: VectorEngine, game: int, viewer: int | None = None, seed: int | None = None) -> None:
+        """In place: ``slots`` of this engine become worlds of ``source``'s game (``determinize``)."""
+        game = int(self._source_games(source, [source._game_index(game)])[0])
+        slots = self._slots_argument(slots)
+        viewer = self._viewer_argument(source, game, viewer)
+        worlds.determinize_games(self.state, slots, source.state, game, viewer, seed, self.options.wd4_bluffing)
+        self._mark_dealt(slots)
+
+    def load_view(self, slot: int, observation) -> None:
+        """In place: slot ``slot`` becomes a game that shows ``observation`` (an ``observe()`` row of a
+        game under these rules) to seat 0, the seat to act; the hidden cards lie in card order, so
+        ``determinize_into(..., viewer=0)`` from it gives worlds. What the view leaves out is in
+        ``worlds.write_view``."""
+        slot = self._game_index(slot)
+        observation = np.asarray(observation)
+        if observation.shape != (self.observation_size,) or observation.dtype.kind not in "iu":
+            raise ValueError(f"observation must be {self.observation_size} ints (an observe() row), got {observation.dtype} {observation.shape}")
+        scratch = kernel.allocate_state(1, self.num_players)
+        worlds.write_view(scratch, 0, observation, self.num_players, self.options.target_score)
+        worlds.copy_games(self.state, np.array([slot]), scratch, np.array([0]))
+        self._mark_dealt(np.array([slot]))
+
+    def leave_idle(self, slots) -> None:
+        """Slots hold no game in play (phase over, no seat to act) until a copy or reset fills them:
+        ``step(..., partial=True)`` with action -1 passes over them, masks and views are empty."""
+        slots = self._slots_argument(slots)
+        self.state.phase[slots] = kernel.OVER
+        self.state.current_player[slots] = -1
+        self._mark_dealt(slots)
+
+    def _mark_dealt(self, slots: np.ndarray) -> None:
+        if not self._all_dealt:
+            self._never_dealt[slots] = False
+            self._all_dealt = not self._never_dealt.any()
+
+    def _viewer_argument(self, source: VectorEngine, game: int, viewer) -> int:
+        if viewer is None:
+            viewer = int(source.state.current_player[game])
+            if viewer < 0:
+                raise ValueError(f"game {game} is over: no seat to act, so name the viewer")
+        if isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer)) or not 0 <= viewer < self.num_players:
+            raise ValueError(f"viewer must be a seat in [0, {self.num_players}), got {viewer!r}")
+        return int(viewer)

@@ -298,6 +298,7 @@ class EngineState(NamedTuple):
     catch_offender: np.ndarray  # (G,) int8: the seat that may be caught in a catch window
     revealed: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] hand shown by a challenge
     revealed_seen: np.ndarray  # (G, P, P) bool: [viewer, owner] has been shown a hand this round
+    revealed_held: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] cards of the shown hand not played since
     lacks_color: np.ndarray  # (G, P, 4) bool: seat drew by choice while this colour was current
     chose_color: np.ndarray  # (G, P) int8: colour seat last moved play into this round (named, or switched to), -1 none
     scores: np.ndarray  # (G, P) int32: match totals
@@ -337,6 +338,7 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
         catch_offender=np.full(G, -1, np.int8),
         revealed=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
         revealed_seen=np.zeros((G, P, P), np.bool_),
+        revealed_held=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
         lacks_color=np.zeros((G, P, 4), np.bool_),
         chose_color=np.full((G, P), -1, np.int8),
         scores=np.zeros((G, P), np.int32),
@@ -577,6 +579,9 @@ def play_card(s, p, g, seat, card):
         s.wd4_guilty[g] = holds_color(s.hands, g, seat, s.current_color[g])
     s.hands[g, seat, card] -= 1
     s.hand_sizes[g, seat] -= 1
+    for viewer in range(p.num_players):  # a shown card played is no longer known to be held
+        if s.revealed_held[g, viewer, seat, card] > 0:
+            s.revealed_held[g, viewer, seat, card] -= 1
     s.discard[g, s.discard_count[g]] = card
     s.discard_counts[g, card] += 1
     s.discard_count[g] += 1
@@ -673,6 +678,7 @@ def deal_round(s, p, g):
     s.chose_color[g, :] = -1
     s.revealed[g, :, :, :] = 0
     s.revealed_seen[g, :, :] = False
+    s.revealed_held[g, :, :, :] = 0
     s.direction[g] = 1
     s.turns[g] = 0
     s.starting_wild[g] = False
@@ -877,6 +883,7 @@ def apply_action(s, p, g, action):
         else:
             for card in range(NUM_CARD_TYPES):
                 s.revealed[g, seat, offender, card] = s.hands[g, offender, card]
+                s.revealed_held[g, seat, offender, card] = s.hands[g, offender, card]
             s.revealed_seen[g, seat, offender] = True
             log_event(s, g, EV_CHALLENGE, seat, offender, 1 if s.wd4_guilty[g] else 0)
             if s.wd4_guilty[g]:
