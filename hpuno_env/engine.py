@@ -54,6 +54,18 @@ _observe_games = _CompiledCall(kernel.observe_games)
 _step_games = _CompiledCall(kernel.step_games)
 
 
+ROLLOUT_CHUNK = 32  # games played out together by one compiled rollout call
+
+
+def _rollout_games(*args):
+    """rollout.rollout_games through _CompiledCall, imported on first use (it compiles on its own)."""
+    global _rollout_games
+    from . import rollout
+
+    _rollout_games = _CompiledCall(rollout.rollout_games)
+    return _rollout_games(*args)
+
+
 class VectorEngine:
     """``num_games`` independent games of ``num_players`` (2..10) under one set of rules.
 
@@ -410,3 +422,49 @@ class VectorEngine:
         if isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer)) or not 0 <= viewer < self.num_players:
             raise ValueError(f"viewer must be a seat in [0, {self.num_players}), got {viewer!r}")
         return int(viewer)
+
+    def rollout(self, policies="heuristic", games=None, max_steps: int = 1_000_000, heuristic_weights: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Play ``games`` (all by default; over or idle ones are passed over) to the end of their
+        round in one compiled call (``hpuno_env.rollout``): ``policies`` names the built-in policy
+        of every seat (``"random"``, ``"random-play"``, ``"heuristic"``), or one per seat. Returns
+        (winners, decisions), one entry per listed game: the round's winning seat (-1 when
+        truncated by max_turns, or still going after max_steps steps of the batch) and the
+        decisions taken. The games are left where the round ended (a match continues in them)."""
+        from . import rollout as compiled
+
+        games = self._games_argument(games)
+        names = [policies] * self.num_players if isinstance(policies, str) else list(policies)
+        if len(names) != self.num_players or any(name not in compiled.POLICY_NAMES for name in names):
+            raise ValueError(f"policies must be one of {compiled.POLICY_NAMES} or {self.num_players} of them, got {policies!r}")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        self._require_dealt("rollout()")
+        weights = compiled.heuristic_weights(self.num_players, heuristic_weights)
+        playing = np.zeros(self.num_games, np.bool_)
+        playing[games] = True
+        seat_policies = np.tile(np.array([compiled.POLICY_NAMES.index(name) for name in names], np.int8), (self.num_games, 1))
+        winners = np.full(self.num_games, -1, np.int8)
+        decisions = np.zeros(self.num_games, np.int64)
+        # In chunks of games, each played out in lockstep: a chunk's state stays in the CPU's caches,
+        # and the short rounds of a chunk do not wait on the longest round of the whole batch.
+        for start in range(0, self.num_games, ROLLOUT_CHUNK):
+            chunk = slice(start, min(start + ROLLOUT_CHUNK, self.num_games))
+            if playing[chunk].any():
+                _rollout_games(
+                    kernel.EngineState(*(field[chunk] for field in self.state)), self.params, playing[chunk],
+                    seat_policies[chunk], weights, int(max_steps), winners[chunk], decisions[chunk],
+                    *self._rollout_scratch(chunk.stop - chunk.start),
+                )
+        return winners[games].astype(np.int64), decisions[games]
+
+    def _rollout_scratch(self, G: int) -> tuple:
+        """Scratch arrays of rollout() for a chunk of G games, made once per engine and size."""
+        buffers = self.__dict__.setdefault("_rollout_buffers", {})
+        if G not in buffers:
+            buffers[G] = (
+                np.zeros(G, np.int64), np.zeros((G, self.num_players), np.float32), np.zeros(G, np.bool_),
+                np.zeros(G, np.bool_), np.zeros(G, np.bool_), np.zeros(NUM_ACTIONS, np.bool_),
+                np.zeros((G, NUM_ACTIONS), np.bool_), np.zeros((G, self.observation_size), OBS_DTYPE),
+                np.zeros(NUM_ACTIONS, np.float32), np.zeros(256, np.float32),
+            )
+        return buffers[G]

@@ -86,11 +86,11 @@ from .cards import (
 # module raise ImportError saying so, rather than cache stale rules.
 
 
-def _rules_source_files() -> dict[str, str]:
-    """This module and every module of its package it imports from, transitively: name -> file."""
+def _rules_source_files(root: str = __name__) -> dict[str, str]:
+    """Module root (this one by default) and every module of its package it imports from, transitively: name -> file."""
     package = __package__.partition(".")[0]
     found: dict[str, str] = {}
-    pending = [__name__]
+    pending = [root]
     while pending:
         module = sys.modules[pending.pop()]
         found[module.__name__] = module.__file__
@@ -130,24 +130,27 @@ except ImportError as error:  # pragma: no cover - only on a numba that moved th
 
 
 class _RulesStampedLocator:
-    """numba's chosen cache locator, its source stamp extended by RULES_SOURCE_HASH."""
+    """numba's chosen cache locator, its source stamp extended by a hash of sources (RULES_SOURCE_HASH)."""
 
-    def __init__(self, locator):
+    def __init__(self, locator, source_hash: str):
         self._locator = locator
+        self._source_hash = source_hash
 
     def get_source_stamp(self):
-        return (self._locator.get_source_stamp(), RULES_SOURCE_HASH)
+        return (self._locator.get_source_stamp(), self._source_hash)
 
     def __getattr__(self, name):  # cache path, disambiguator, _py_file, ...: numba's own
         return getattr(self._locator, name)
 
 
 class _RulesCacheImpl(CompileResultCacheImpl):
+    source_hash = RULES_SOURCE_HASH
+
     def __init__(self, py_func):
         super().__init__(py_func)
         if not hasattr(self, "_locator"):
             raise ImportError(f"hpuno_env.kernel: numba {numba.__version__}'s CacheImpl has no _locator to stamp")
-        self._locator = _RulesStampedLocator(self._locator)
+        self._locator = _RulesStampedLocator(self._locator, self.source_hash)
 
 
 class RulesFunctionCache(FunctionCache):
@@ -156,7 +159,14 @@ class RulesFunctionCache(FunctionCache):
     _impl_class = _RulesCacheImpl
 
 
-def _compiled(**options):
+def stamped_function_cache(source_hash: str) -> type:
+    """A RulesFunctionCache class keyed by source_hash instead: for compiled modules beside this
+    one (``rollout.py``), stamped with the hash of their own sources and imports."""
+    impl_class = type("_StampedCacheImpl", (_RulesCacheImpl,), {"source_hash": source_hash})
+    return type("StampedFunctionCache", (RulesFunctionCache,), {"_impl_class": impl_class})
+
+
+def _compiled(cache_class=RulesFunctionCache, **options):
     """numba.njit(**options) with the on-disk cache keyed by the rules' sources (see above).
     Under NUMBA_DISABLE_JIT njit returns the plain function, which needs no cache."""
     compile_lazily = numba.njit(**options)
@@ -166,7 +176,7 @@ def _compiled(**options):
         if dispatcher is not py_func:
             if not hasattr(dispatcher, "_cache"):
                 raise ImportError(f"hpuno_env.kernel: numba {numba.__version__}'s dispatchers have no _cache to replace")
-            dispatcher._cache = RulesFunctionCache(py_func)  # what enable_caching() does, with our stamp
+            dispatcher._cache = cache_class(py_func)  # what enable_caching() does, with our stamp
         return dispatcher
 
     return decorate
