@@ -20,9 +20,13 @@ from .heuristic import HeuristicAgent
 from .heuristic_v0 import HeuristicV0Agent
 from .random_agent import RandomAgent
 from .random_play import RandomPlayAgent
+from .search import SearchAgent
 from .trained import SHIPPED, TrainedAgent
 
-BUILT_IN = {"random": RandomAgent, "random-play": RandomPlayAgent, "heuristic": HeuristicAgent, "heuristic-v0": HeuristicV0Agent}
+BUILT_IN = {"random": RandomAgent, "random-play": RandomPlayAgent, "heuristic": HeuristicAgent, "heuristic-v0": HeuristicV0Agent,
+            "search": SearchAgent}
+# Built-in players that take options in load(name, ..., **options); the others take none.
+WITH_OPTIONS = {"search"}
 
 
 def available() -> list[str]:
@@ -30,11 +34,19 @@ def available() -> list[str]:
     return sorted(BUILT_IN) + sorted(SHIPPED)
 
 
-def load(name_or_path: str, num_players: int = 4, seed: int | None = None):
-    """A policy with ``act(observations, action_masks) -> actions`` for games of num_players."""
+def load(name_or_path: str, num_players: int = 4, seed: int | None = None, **options):
+    """A policy with ``act(observations, action_masks) -> actions`` for games of num_players.
+
+    ``options`` go to players that take them: ``"search"`` (``agents.search.SearchAgent``:
+    ``blueprint``, ``worlds``, ``rollout``, ``gate``, ``rules``)."""
     num_players = check_num_players(num_players)
+    if options and name_or_path not in WITH_OPTIONS:
+        raise ValueError(f"options {sorted(options)} given for {name_or_path!r}, which takes none (only {sorted(WITH_OPTIONS)} do)")
     if name_or_path in BUILT_IN:
-        return BUILT_IN[name_or_path](num_players=num_players, seed=seed)
+        try:
+            return BUILT_IN[name_or_path](num_players=num_players, seed=seed, **options)
+        except TypeError as error:  # an unknown option name
+            raise ValueError(f"{name_or_path!r}: {error}") from error
     if name_or_path in SHIPPED:
         return TrainedAgent.load(SHIPPED[name_or_path], num_players=num_players, seed=seed)
     if os.path.exists(name_or_path):

@@ -144,6 +144,16 @@ class raw_env(AECEnv, EzPickle):
         self._history: deque[str] = deque(maxlen=HISTORY_LINES)
         self._acting = None  # set by _select_current
 
+    # ------------------------------------------------------------ copies (copy.deepcopy, pickle)
+
+    def __getstate__(self) -> dict:
+        # EzPickle's state is only the constructor's arguments (a fresh env, no game): keep everything,
+        # the engine's arrays included, so that a copy is the same game at the same point.
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
     def observation_space(self, agent):
         return self.observation_spaces[agent]
 

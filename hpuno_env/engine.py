@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import kernel
+from . import kernel, worlds
 from .cards import ACTION_LABELS, CARD_LABELS, COLORS, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
 from .options import RulesOptions, kernel_params
@@ -52,6 +52,18 @@ _reset_games = _CompiledCall(kernel.reset_games)
 _legal_mask_games = _CompiledCall(kernel.legal_mask_games)
 _observe_games = _CompiledCall(kernel.observe_games)
 _step_games = _CompiledCall(kernel.step_games)
+
+
+ROLLOUT_CHUNK = 32  # games played out together by one compiled rollout call
+
+
+def _rollout_games(*args):
+    """rollout.rollout_games through _CompiledCall, imported on first use (it compiles on its own)."""
+    global _rollout_games
+    from . import rollout
+
+    _rollout_games = _CompiledCall(rollout.rollout_games)
+    return _rollout_games(*args)
 
 
 class VectorEngine:
@@ -314,3 +326,148 @@ class VectorEngine:
 
     def state_bytes_per_game(self) -> int:
         return sum(array[0].nbytes for array in self.state)
+
+    # ------------------------------------------------------------ copies for search (hpuno_env.worlds)
+
+    def _fresh_like(self, num_games: int) -> VectorEngine:
+        """An engine of num_games slots with these rules, player count and auto-reset; every slot idle."""
+        twin = VectorEngine(num_games, self.num_players, seed=None, auto_reset=self.auto_reset, **self.options.as_dict())
+        twin._seeded = True  # every copy brings its own generator state
+        twin.leave_idle(np.arange(num_games))
+        return twin
+
+    def _games_argument(self, games, name: str = "games") -> np.ndarray:
+        games = self._all_games if games is None else np.asarray(games).reshape(-1)
+        if games.dtype.kind not in "iu" or (games.size and (games.min() < 0 or games.max() >= self.num_games)):
+            raise ValueError(f"{name} must be indices in [0, {self.num_games}), got {games!r}")
+        return games.astype(np.int64)
+
+    def _slots_argument(self, slots, count: int | None = None) -> np.ndarray:
+        slots = self._games_argument(slots, "slots")
+        if len(np.unique(slots)) != len(slots) or (count is not None and len(slots) != count):
+            raise ValueError(f"slots must be {'' if count is None else f'{count} '}distinct game indices, got {slots!r}")
+        return slots
+
+    def _source_games(self, source: VectorEngine, games) -> np.ndarray:
+        if not isinstance(source, VectorEngine):
+            raise ValueError(f"source must be a VectorEngine, got {type(source).__name__}")
+        if source.num_players != self.num_players or source.options != self.options:
+            raise ValueError("source must have this engine's num_players and rules options")
+        source._require_dealt("copying games")
+        return source._games_argument(games)
+
+    def clone(self, games=None) -> VectorEngine:
+        """A new engine holding exact copies of ``games`` (all by default), same options; stepping
+        one never touches the other."""
+        games = self._source_games(self, games)
+        twin = self._fresh_like(max(len(games), 1))
+        twin.copy_games_into(np.arange(len(games)), self, games)
+        return twin
+
+    def copy_games_into(self, slots, source: VectorEngine, games) -> None:
+        """In place: slot ``slots[i]`` of this engine becomes an exact copy of game ``games[i]`` of
+        ``source`` (same rules and player count; source may be this engine)."""
+        games = self._source_games(source, games)
+        slots = self._slots_argument(slots, len(games))
+        worlds.copy_games(self.state, slots, source.state, games)
+        self._mark_dealt(slots)
+
+    def determinize(self, game: int, count: int, viewer: int | None = None, seed: int | None = None) -> VectorEngine:
+        """A new engine of ``count`` worlds of game ``game`` as ``viewer`` (a seat; default the seat to
+        act) knows it: what the viewer has not seen is dealt again at random (``hpuno_env.worlds``
+        says what is kept and the table ``worlds.HIDDEN`` what is redone); one seed, one set of worlds."""
+        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+            raise ValueError(f"count must be a positive int, got {count!r}")
+        twin = self._fresh_like(int(count))
+        twin.determinize_into(np.arange(count), self, game, viewer, seed)
+        return twin
+
+    def determinize_into(self, slots, source: VectorEngine, game: int, viewer: int | None = None, seed: int | None = None) -> None:
+        """In place: ``slots`` of this engine become worlds of ``source``'s game (``determinize``)."""
+        game = int(self._source_games(source, [source._game_index(game)])[0])
+        slots = self._slots_argument(slots)
+        viewer = self._viewer_argument(source, game, viewer)
+        worlds.determinize_games(self.state, slots, source.state, game, viewer, seed, self.options.wd4_bluffing)
+        self._mark_dealt(slots)
+
+    def load_view(self, slot: int, observation) -> None:
+        """In place: slot ``slot`` becomes a game that shows ``observation`` (an ``observe()`` row of a
+        game under these rules) to seat 0, the seat to act; the hidden cards lie in card order, so
+        ``determinize_into(..., viewer=0)`` from it gives worlds. What the view leaves out is in
+        ``worlds.write_view``."""
+        slot = self._game_index(slot)
+        observation = np.asarray(observation)
+        if observation.shape != (self.observation_size,) or observation.dtype.kind not in "iu":
+            raise ValueError(f"observation must be {self.observation_size} ints (an observe() row), got {observation.dtype} {observation.shape}")
+        scratch = kernel.allocate_state(1, self.num_players)
+        worlds.write_view(scratch, 0, observation, self.num_players, self.options.target_score)
+        worlds.copy_games(self.state, np.array([slot]), scratch, np.array([0]))
+        self._mark_dealt(np.array([slot]))
+
+    def leave_idle(self, slots) -> None:
+        """Slots hold no game in play (phase over, no seat to act) until a copy or reset fills them:
+        ``step(..., partial=True)`` with action -1 passes over them, masks and views are empty."""
+        slots = self._slots_argument(slots)
+        self.state.phase[slots] = kernel.OVER
+        self.state.current_player[slots] = -1
+        self._mark_dealt(slots)
+
+    def _mark_dealt(self, slots: np.ndarray) -> None:
+        if not self._all_dealt:
+            self._never_dealt[slots] = False
+            self._all_dealt = not self._never_dealt.any()
+
+    def _viewer_argument(self, source: VectorEngine, game: int, viewer) -> int:
+        if viewer is None:
+            viewer = int(source.state.current_player[game])
+            if viewer < 0:
+                raise ValueError(f"game {game} is over: no seat to act, so name the viewer")
+        if isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer)) or not 0 <= viewer < self.num_players:
+            raise ValueError(f"viewer must be a seat in [0, {self.num_players}), got {viewer!r}")
+        return int(viewer)
+
+    def rollout(self, policies="heuristic", games=None, max_steps: int = 1_000_000, heuristic_weights: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Play ``games`` (all by default; over or idle ones are passed over) to the end of their
+        round in one compiled call (``hpuno_env.rollout``): ``policies`` names the built-in policy
+        of every seat (``"random"``, ``"random-play"``, ``"heuristic"``), or one per seat. Returns
+        (winners, decisions), one entry per listed game: the round's winning seat (-1 when
+        truncated by max_turns, or still going after max_steps steps of the batch) and the
+        decisions taken. The games are left where the round ended (a match continues in them)."""
+        from . import rollout as compiled
+
+        games = self._games_argument(games)
+        names = [policies] * self.num_players if isinstance(policies, str) else list(policies)
+        if len(names) != self.num_players or any(name not in compiled.POLICY_NAMES for name in names):
+            raise ValueError(f"policies must be one of {compiled.POLICY_NAMES} or {self.num_players} of them, got {policies!r}")
+        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        self._require_dealt("rollout()")
+        weights = compiled.heuristic_weights(self.num_players, heuristic_weights)
+        playing = np.zeros(self.num_games, np.bool_)
+        playing[games] = True
+        seat_policies = np.tile(np.array([compiled.POLICY_NAMES.index(name) for name in names], np.int8), (self.num_games, 1))
+        winners = np.full(self.num_games, -1, np.int8)
+        decisions = np.zeros(self.num_games, np.int64)
+        # In chunks of games, each played out in lockstep: a chunk's state stays in the CPU's caches,
+        # and the short rounds of a chunk do not wait on the longest round of the whole batch.
+        for start in range(0, self.num_games, ROLLOUT_CHUNK):
+            chunk = slice(start, min(start + ROLLOUT_CHUNK, self.num_games))
+            if playing[chunk].any():
+                _rollout_games(
+                    kernel.EngineState(*(field[chunk] for field in self.state)), self.params, playing[chunk],
+                    seat_policies[chunk], weights, int(max_steps), winners[chunk], decisions[chunk],
+                    *self._rollout_scratch(chunk.stop - chunk.start),
+                )
+        return winners[games].astype(np.int64), decisions[games]
+
+    def _rollout_scratch(self, G: int) -> tuple:
+        """Scratch arrays of rollout() for a chunk of G games, made once per engine and size."""
+        buffers = self.__dict__.setdefault("_rollout_buffers", {})
+        if G not in buffers:
+            buffers[G] = (
+                np.zeros(G, np.int64), np.zeros((G, self.num_players), np.float32), np.zeros(G, np.bool_),
+                np.zeros(G, np.bool_), np.zeros(G, np.bool_), np.zeros(NUM_ACTIONS, np.bool_),
+                np.zeros((G, NUM_ACTIONS), np.bool_), np.zeros((G, self.observation_size), OBS_DTYPE),
+                np.zeros(NUM_ACTIONS, np.float32), np.zeros(256, np.float32),
+            )
+        return buffers[G]

@@ -86,11 +86,11 @@ from .cards import (
 # module raise ImportError saying so, rather than cache stale rules.
 
 
-def _rules_source_files() -> dict[str, str]:
-    """This module and every module of its package it imports from, transitively: name -> file."""
+def _rules_source_files(root: str = __name__) -> dict[str, str]:
+    """Module root (this one by default) and every module of its package it imports from, transitively: name -> file."""
     package = __package__.partition(".")[0]
     found: dict[str, str] = {}
-    pending = [__name__]
+    pending = [root]
     while pending:
         module = sys.modules[pending.pop()]
         found[module.__name__] = module.__file__
@@ -130,24 +130,27 @@ except ImportError as error:  # pragma: no cover - only on a numba that moved th
 
 
 class _RulesStampedLocator:
-    """numba's chosen cache locator, its source stamp extended by RULES_SOURCE_HASH."""
+    """numba's chosen cache locator, its source stamp extended by a hash of sources (RULES_SOURCE_HASH)."""
 
-    def __init__(self, locator):
+    def __init__(self, locator, source_hash: str):
         self._locator = locator
+        self._source_hash = source_hash
 
     def get_source_stamp(self):
-        return (self._locator.get_source_stamp(), RULES_SOURCE_HASH)
+        return (self._locator.get_source_stamp(), self._source_hash)
 
     def __getattr__(self, name):  # cache path, disambiguator, _py_file, ...: numba's own
         return getattr(self._locator, name)
 
 
 class _RulesCacheImpl(CompileResultCacheImpl):
+    source_hash = RULES_SOURCE_HASH
+
     def __init__(self, py_func):
         super().__init__(py_func)
         if not hasattr(self, "_locator"):
             raise ImportError(f"hpuno_env.kernel: numba {numba.__version__}'s CacheImpl has no _locator to stamp")
-        self._locator = _RulesStampedLocator(self._locator)
+        self._locator = _RulesStampedLocator(self._locator, self.source_hash)
 
 
 class RulesFunctionCache(FunctionCache):
@@ -156,7 +159,14 @@ class RulesFunctionCache(FunctionCache):
     _impl_class = _RulesCacheImpl
 
 
-def _compiled(**options):
+def stamped_function_cache(source_hash: str) -> type:
+    """A RulesFunctionCache class keyed by source_hash instead: for compiled modules beside this
+    one (``rollout.py``), stamped with the hash of their own sources and imports."""
+    impl_class = type("_StampedCacheImpl", (_RulesCacheImpl,), {"source_hash": source_hash})
+    return type("StampedFunctionCache", (RulesFunctionCache,), {"_impl_class": impl_class})
+
+
+def _compiled(cache_class=RulesFunctionCache, **options):
     """numba.njit(**options) with the on-disk cache keyed by the rules' sources (see above).
     Under NUMBA_DISABLE_JIT njit returns the plain function, which needs no cache."""
     compile_lazily = numba.njit(**options)
@@ -166,7 +176,7 @@ def _compiled(**options):
         if dispatcher is not py_func:
             if not hasattr(dispatcher, "_cache"):
                 raise ImportError(f"hpuno_env.kernel: numba {numba.__version__}'s dispatchers have no _cache to replace")
-            dispatcher._cache = RulesFunctionCache(py_func)  # what enable_caching() does, with our stamp
+            dispatcher._cache = cache_class(py_func)  # what enable_caching() does, with our stamp
         return dispatcher
 
     return decorate
@@ -308,6 +318,7 @@ class EngineState(NamedTuple):
     hands_swapped: np.ndarray  # (G,) bool: this turn's Seven or Zero moved hands (no catch window follows)
     revealed: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] hand shown by a challenge
     revealed_seen: np.ndarray  # (G, P, P) bool: [viewer, owner] has been shown a hand this round
+    revealed_held: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] cards of the shown hand not played since
     lacks_color: np.ndarray  # (G, P, 4) bool: seat drew by choice while this colour was current
     chose_color: np.ndarray  # (G, P) int8: colour seat last moved play into this round (named, or switched to), -1 none
     scores: np.ndarray  # (G, P) int32: match totals
@@ -350,6 +361,7 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
         hands_swapped=np.zeros(G, np.bool_),
         revealed=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
         revealed_seen=np.zeros((G, P, P), np.bool_),
+        revealed_held=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
         lacks_color=np.zeros((G, P, 4), np.bool_),
         chose_color=np.full((G, P), -1, np.int8),
         scores=np.zeros((G, P), np.int32),
@@ -706,6 +718,9 @@ def play_card(s, p, g, seat, card):
         s.pending_draw[g] += 4
     s.hands[g, seat, card] -= 1
     s.hand_sizes[g, seat] -= 1
+    for viewer in range(p.num_players):  # a shown card played is no longer known to be held
+        if s.revealed_held[g, viewer, seat, card] > 0:
+            s.revealed_held[g, viewer, seat, card] -= 1
     s.discard[g, s.discard_count[g]] = card
     s.discard_counts[g, card] += 1
     s.discard_count[g] += 1
@@ -819,6 +834,7 @@ def deal_round(s, p, g):
     s.chose_color[g, :] = -1
     s.revealed[g, :, :, :] = 0
     s.revealed_seen[g, :, :] = False
+    s.revealed_held[g, :, :, :] = 0
     s.direction[g] = 1
     s.turns[g] = 0
     s.starting_wild[g] = False
@@ -1045,6 +1061,7 @@ def apply_action(s, p, g, action):
         else:
             for card in range(NUM_CARD_TYPES):
                 s.revealed[g, seat, offender, card] = s.hands[g, offender, card]
+                s.revealed_held[g, seat, offender, card] = s.hands[g, offender, card]
             s.revealed_seen[g, seat, offender] = True
             log_event(s, g, EV_CHALLENGE, seat, offender, 1 if s.wd4_guilty[g] else 0)
             if s.wd4_guilty[g]:

@@ -1,0 +1,60 @@
+"""The search player's strength and time: win rates against the heuristic and against its blueprint.
+
+    python benchmarks/bench_search.py --players 2 --rounds 300 --worlds 16 64
+    python benchmarks/bench_search.py --players 4 --blueprint ppo_4p --rounds 300 --worlds 64
+
+Each cell is ``agents.evaluate.win_rate``: the search player (``agents.load("search",
+blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
+seat, a fixed set of rounds all played to the end, with the Wilson 95%
+interval; a fair share is 1 / players. The opponents are the heuristic and the
+blueprint itself (one column when the blueprint is the heuristic). The time is
+wall-clock seconds of the whole evaluation divided by the search player's
+searched decisions (those with more than one legal action), so it includes
+the opponents' share; "left" is the share of searched decisions where it
+left the blueprint's action.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import time
+
+import agents
+from agents.evaluate import win_rate
+
+
+def cell(num_players: int, blueprint: str, worlds: int, opponent: str, rounds: int, seed: int, gate: float) -> dict:
+    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate)
+    start = time.perf_counter()
+    result = win_rate(player, agents.load(opponent, num_players, seed=seed + 1), num_players, rounds=rounds, seed=seed)
+    seconds = time.perf_counter() - start
+    result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--blueprint", default="heuristic")
+    parser.add_argument("--worlds", type=int, nargs="+", default=[16, 64])
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--gate", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    opponents = ["heuristic"] if args.blueprint == "heuristic" else ["heuristic", args.blueprint]
+    print(f"# search, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, {args.rounds} rounds a cell, "
+          f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
+    print("| worlds | opponent | win rate [95%] | ms / decision | left blueprint |")
+    print("|---|---|---|---|---|")
+    for worlds in args.worlds:
+        for opponent in opponents:
+            r = cell(args.players, args.blueprint, worlds, opponent, args.rounds, args.seed, args.gate)
+            print(f"| {worlds} | {opponent} | {r['win_rate']:.1%} [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
+                  f"{r['ms_per_decision']:.1f} | {r['left']:.1%} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,311 @@
+"""Copies for search: exact clones, determinized worlds (legal, leak-free, uniform), views, env copies."""
+
+from __future__ import annotations
+
+import copy
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import hpuno_env
+from hpuno_env import VectorEngine, worlds
+from hpuno_env.cards import CARD_COPIES, DECK_SIZE, FULL_DECK, NUM_CARD_TYPES
+from hpuno_env.kernel import CHALLENGE_PHASE, DRAWN, EngineState
+
+
+def _play_random(engine: VectorEngine, steps: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        mask = engine.legal_mask()
+        engine.step((rng.random(mask.shape) * mask).argmax(axis=1))
+
+
+def positions(num_players: int, games: int = 48, seed: int = 0, **rules):
+    """Engines of games stopped at several points of play (random legal moves, auto-reset)."""
+    found = []
+    engine = VectorEngine(games, num_players, seed=seed, **rules)
+    engine.reset()
+    for round_ in range(4):
+        _play_random(engine, 7 + 11 * round_, seed + round_)
+        found.append(engine.clone())
+    return found
+
+
+def card_multiset(state: EngineState, g: int) -> np.ndarray:
+    counts = state.hands[g].sum(axis=0).astype(np.int64)
+    counts += np.bincount(state.draw_pile[g, :state.draw_count[g]], minlength=NUM_CARD_TYPES)
+    counts += np.bincount(state.discard[g, :state.discard_count[g]], minlength=NUM_CARD_TYPES)
+    return counts
+
+
+def seats_of(engine: VectorEngine) -> np.ndarray:
+    return np.asarray(engine.current_player, np.int8)
+
+
+# ---------------------------------------------------------------- clones
+
+
+def test_clone_is_exact_and_independent():
+    engine = positions(3)[1]
+    twin = engine.clone()
+    for name in EngineState._fields:
+        assert np.array_equal(getattr(twin.state, name), getattr(engine.state, name)), name
+    before = engine.game_state(0)
+    _play_random(twin, 5, 1)
+    assert engine.game_state(0) == before
+    some = engine.clone([5, 2])
+    assert some.num_games == 2 and some.game_state(0) == engine.game_state(5) and some.game_state(1) == engine.game_state(2)
+
+
+def test_copy_into_slots_and_idle_slots():
+    engine = positions(2)[2]
+    search = VectorEngine(6, 2, auto_reset=False)
+    search.leave_idle(np.arange(6))
+    assert (search.legal_mask() == 0).all() and (search.current_player == -1).all()
+    search.copy_games_into([4, 1], engine, [0, 3])
+    assert search.game_state(4) == engine.game_state(0) and search.game_state(1) == engine.game_state(3)
+    actions = np.full(6, -1)
+    mask = search.legal_mask()
+    actions[[1, 4]] = mask[[1, 4]].argmax(axis=1)
+    search.step(actions, partial=True)  # the idle slots pass
+    assert search.current_player[0] == -1
+    with pytest.raises(ValueError, match="slots"):
+        search.copy_games_into([1, 1], engine, [0, 3])
+    with pytest.raises(ValueError, match="num_players"):
+        search.copy_games_into([0], VectorEngine(1, 3, seed=0), [0])
+
+
+def test_env_deepcopy_and_pickle_keep_the_game():
+    env = hpuno_env.env(num_players=3)
+    env.reset(seed=4)
+    for _ in range(12):
+        observation, *_ = env.last()
+        env.step(int(np.flatnonzero(observation["action_mask"])[-1]))
+    for twin in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        assert twin.unwrapped.game_state() == env.unwrapped.game_state()
+        assert twin.agent_selection == env.agent_selection
+        observation, *_ = twin.last()
+        twin.step(int(np.flatnonzero(observation["action_mask"])[0]))
+        assert twin.unwrapped.game_state() != env.unwrapped.game_state()  # the original did not move
+    raw = hpuno_env.raw_env(num_players=2)
+    raw.reset(seed=1)
+    assert copy.deepcopy(raw).game_state() == raw.game_state()
+
+
+# ---------------------------------------------------------------- determinized worlds are legal
+
+
+def test_every_field_is_classified_hidden_or_public():
+    worlds.check_classified()
+    assert set(worlds.HIDDEN) | set(worlds.PUBLIC) == set(EngineState._fields)
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_determinized_worlds_are_legal_and_keep_what_the_viewer_knows(num_players):
+    checked_revealed = 0
+    for engine in positions(num_players, seed=num_players):
+        state = engine.state
+        for g in range(0, engine.num_games, 3):
+            for viewer in {int(state.current_player[g]), (int(state.current_player[g]) + 1) % num_players}:
+                count = 6
+                found = engine.determinize(g, count, viewer=viewer, seed=g)
+                w = found.state
+                views = found.observe(np.full(count, viewer, np.int8))
+                truth = engine.observe(np.where(np.arange(engine.num_games) == g, viewer, -1).astype(np.int8))[g]
+                assert (views == truth).all(), "a world must look to the viewer exactly as the game does"
+                if viewer == state.current_player[g]:
+                    assert (found.legal_mask() == engine.legal_mask()[g]).all()
+                for k in range(count):
+                    assert np.array_equal(card_multiset(w, k), CARD_COPIES), "every card exactly once"
+                    assert np.array_equal(w.hands[k].sum(axis=1), state.hands[g].sum(axis=1))
+                    assert np.array_equal(w.hand_sizes[k], state.hand_sizes[g])
+                    assert np.array_equal(w.hands[k, viewer], state.hands[g, viewer])
+                    assert np.array_equal(w.discard[k, :state.discard_count[g]], state.discard[g, :state.discard_count[g]])
+                    for name in worlds.PUBLIC:
+                        assert np.array_equal(getattr(w, name)[k], getattr(state, name)[g]), name
+                    for owner in range(num_players):
+                        if owner != viewer and state.revealed_seen[g, viewer, owner]:
+                            still_held = state.revealed_held[g, viewer, owner]
+                            assert (still_held <= state.revealed[g, viewer, owner]).all()
+                            assert (w.hands[k, owner] >= still_held).all()
+                            checked_revealed += still_held.sum() > 0
+                    if w.phase[k] == DRAWN:
+                        assert w.hands[k, w.current_player[k], w.drawn_card[k]] > 0
+    if num_players > 2:
+        assert checked_revealed, "the positions should include hands shown by a challenge"
+
+
+def test_worlds_play_on_to_the_end():
+    engine = positions(4, games=16)[2]
+    found = engine.determinize(0, 64, seed=3)
+    found.auto_reset = False
+    rng = np.random.default_rng(0)
+    for _ in range(20000):  # uniform random play may run to max_turns (10000 decisions)
+        mask = found.legal_mask()
+        if not mask.any():
+            break
+        actions = np.where(mask.any(axis=1), (rng.random(mask.shape) * mask).argmax(axis=1), -1)
+        found.step(actions, partial=True)
+    assert not found.legal_mask().any()
+
+
+def test_one_seed_one_set_of_worlds_and_bad_arguments():
+    engine = positions(3)[1]
+    first, second = engine.determinize(2, 8, seed=5), engine.determinize(2, 8, seed=5)
+    for name in EngineState._fields:
+        assert np.array_equal(getattr(first.state, name), getattr(second.state, name)), name
+    assert not np.array_equal(engine.determinize(2, 8, seed=6).state.hands, first.state.hands)
+    with pytest.raises(ValueError, match="count"):
+        engine.determinize(0, 0)
+    with pytest.raises(ValueError, match="viewer"):
+        engine.determinize(0, 2, viewer=3)
+    with pytest.raises(ValueError, match="game"):
+        engine.determinize(48, 2)
+
+
+# ---------------------------------------------------------------- nothing in a world tells the hidden cards
+
+
+def hidden_twin(engine: VectorEngine, g: int, viewer: int, seed: int) -> VectorEngine:
+    """A copy of game g that differs only in what the viewer cannot see: hidden cards swapped
+    between the other hands and the draw pile, the pile reordered, and every scrubbed record
+    (generator, logs, kept decks, stale cards, other seats' knowledge) changed."""
+    rng = np.random.default_rng(seed)
+    twin = engine.clone([g])
+    s = twin.state
+    P = engine.num_players
+    known = np.zeros((P, NUM_CARD_TYPES), np.int64)
+    for owner in range(P):
+        if owner != viewer:
+            known[owner] = s.revealed_held[0, viewer, owner]
+    drawer_card = int(s.drawn_card[0]) if s.phase[0] == DRAWN else -1
+    for _ in range(20):  # swap a free card of another hand with a draw pile card
+        owner = int(rng.choice([seat for seat in range(P) if seat != viewer]))
+        free = s.hands[0, owner].astype(np.int64) - known[owner]
+        if owner == s.current_player[0] and drawer_card >= 0:
+            free[drawer_card] -= 1  # keep the drawn card where it is (the phase depends on it)
+        count = int(s.draw_count[0])
+        if free.sum() <= 0 or count == 0:
+            continue
+        card = int(rng.choice(np.repeat(np.arange(NUM_CARD_TYPES), np.maximum(free, 0))))
+        place = int(rng.integers(count))
+        other = int(s.draw_pile[0, place])
+        s.hands[0, owner, card] -= 1
+        s.hands[0, owner, other] += 1
+        s.draw_pile[0, place] = card
+    s.draw_pile[0, :s.draw_count[0]] = rng.permutation(s.draw_pile[0, :s.draw_count[0]])
+    s.draw_pile[0, s.draw_count[0]:] = rng.integers(0, NUM_CARD_TYPES, DECK_SIZE - int(s.draw_count[0]))
+    s.discard[0, s.discard_count[0]:] = rng.integers(0, NUM_CARD_TYPES, DECK_SIZE - int(s.discard_count[0]))
+    s.rng[0] = rng.integers(1, 2**32, 4)
+    s.events[0] = rng.integers(0, 50, s.events[0].shape)
+    s.event_count[0] = rng.integers(1, 40)
+    s.round_deck[0] = rng.permutation(FULL_DECK)
+    s.reshuffled[0] = rng.permutation(FULL_DECK)
+    s.scratch_deck[0] = rng.permutation(FULL_DECK)
+    if s.phase[0] != DRAWN:
+        s.drawn_card[0] = rng.integers(0, NUM_CARD_TYPES)
+    if s.phase[0] != CHALLENGE_PHASE:
+        s.wd4_guilty[0] = not s.wd4_guilty[0]
+    for other_viewer in range(P):
+        for owner in range(P):
+            if viewer not in (other_viewer, owner) and s.revealed_seen[0, other_viewer, owner]:
+                s.revealed[0, other_viewer, owner] = rng.integers(0, 3, NUM_CARD_TYPES)
+                s.revealed_held[0, other_viewer, owner] = rng.integers(0, 3, NUM_CARD_TYPES)
+    return twin
+
+
+def leak_free(engine: VectorEngine, hidden: dict, checked_fields: set) -> bool:
+    """Do game g and its hidden twin give the same worlds, field by field, under one seed?"""
+    same = True
+    for g in range(engine.num_games):
+        viewer = int(engine.state.current_player[g])
+        twin = hidden_twin(engine, g, viewer, seed=g)
+        assert (twin.observe(np.array([viewer], np.int8)) == engine.observe(np.where(np.arange(engine.num_games) == g, viewer, -1).astype(np.int8))[g]).all()
+        ours = VectorEngine(4, engine.num_players, auto_reset=False)
+        theirs = VectorEngine(4, engine.num_players, auto_reset=False)
+        worlds.determinize_games(ours.state, np.arange(4), engine.state, g, viewer, 11, True, hidden)
+        worlds.determinize_games(theirs.state, np.arange(4), twin.state, 0, viewer, 11, True, hidden)
+        for name in EngineState._fields:
+            if not np.array_equal(getattr(ours.state, name), getattr(theirs.state, name)):
+                checked_fields.add(name)
+                same = False
+    return same
+
+
+@pytest.fixture(scope="module")
+def leak_positions():
+    # Three players, so that some hands were shown to another seat than the viewer.
+    return [engine.clone(np.arange(0, 48, 2)) for engine in positions(3, seed=9)]
+
+
+def test_games_that_differ_only_in_hidden_things_give_the_same_worlds(leak_positions):
+    differing: set = set()
+    assert all(leak_free(engine, worlds.HIDDEN, differing) for engine in leak_positions), f"leaked: {differing}"
+
+
+@pytest.mark.parametrize("entry", sorted(worlds.HIDDEN))
+def test_each_hidden_entry_is_needed(entry, leak_positions):
+    """Dropping any one entry of the table makes the worlds tell the hidden things apart."""
+    leaking = {name: row for name, row in worlds.HIDDEN.items() if name != entry}
+    differing: set = set()
+    assert not all(leak_free(engine, leaking, differing) for engine in leak_positions)
+    assert entry in differing
+
+
+# ---------------------------------------------------------------- uniform over the unseen places
+
+
+def chi_square_critical(degrees: int, z: float = 3.09) -> float:
+    """The chi-square quantile at upper tail 0.001 (Wilson-Hilferty)."""
+    k = degrees
+    return k * (1 - 2 / (9 * k) + z * math.sqrt(2 / (9 * k))) ** 3
+
+
+def test_an_unseen_cards_place_is_uniform_over_the_unseen_places():
+    engine = positions(4, seed=2)[1]
+    g = 0
+    s = engine.state
+    viewer = int(s.current_player[g])
+    # A card type the viewer has not seen and of which exactly one copy is hidden.
+    seen = s.hands[g, viewer] + s.discard_counts[g]
+    candidates = np.flatnonzero(CARD_COPIES - seen == 1)
+    card = int(candidates[0])
+    count = 4000
+    found = engine.determinize(g, count, seed=123).state
+    others = [seat for seat in range(4) if seat != viewer]
+    pile = int(s.draw_count[g])
+    # Places: each other hand (as many places as cards), the draw pile in four parts by depth.
+    parts = np.array_split(np.arange(pile), 4)
+    observed = [int((found.hands[:, seat, card] > 0).sum()) for seat in others]
+    expected_share = [int(s.hand_sizes[g, seat]) for seat in others]
+    for part in parts:
+        observed.append(int((found.draw_pile[:, part] == card).any(axis=1).sum()))
+        expected_share.append(len(part))
+    places = sum(expected_share)
+    expected = np.array(expected_share) / places * count
+    assert sum(observed) == count
+    statistic = float(((np.array(observed) - expected) ** 2 / expected).sum())
+    assert statistic < chi_square_critical(len(observed) - 1), (observed, expected.round(1))
+
+
+# ---------------------------------------------------------------- a game from a view
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_a_game_loaded_from_a_view_shows_that_view(num_players):
+    for engine in positions(num_players, games=24, seed=5):
+        views, masks = engine.observe(), engine.legal_mask()
+        loaded = VectorEngine(engine.num_games, num_players, auto_reset=False)
+        for g in range(engine.num_games):
+            loaded.load_view(g, views[g])
+        assert (loaded.observe() == views).all()
+        assert (loaded.legal_mask() == masks).all()
+        for g in range(0, engine.num_games, 4):
+            found = loaded.determinize(g, 4, viewer=0, seed=g)
+            assert (found.observe() == views[g]).all()
+            for k in range(4):
+                assert np.array_equal(card_multiset(found.state, k), CARD_COPIES)
+    with pytest.raises(ValueError, match="observation"):
+        loaded.load_view(0, views[0][:-1])
