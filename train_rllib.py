@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import sys
@@ -38,15 +39,17 @@ import torch
 
 try:
     import ray
-except ImportError as error:  # the optional extra: say how to get it instead of a bare traceback
-    raise SystemExit('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]"') from error
+except ImportError:  # the optional extra: --help still shows the options, and a run says how to get it
+    ray = None
 
 import agents
-from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options, rules_problem
 from agents.evaluate import win_rate
+from hpuno_env._checks import SEED_LIMIT
 from hpuno_env._output import folder_problem
 from hpuno_env.options import check_num_players
-from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
+
+RAY_MISSING = 'train_rllib.py needs Ray RLlib, which is not installed: pip install -e ".[rllib]"'
 
 
 @dataclass
@@ -54,7 +57,9 @@ class Args:
     # ---- the game and the run
     players: int = option(2, "seats per game (2..10)")
     iterations: int = option(20, "PPO iterations (each samples --train-batch env steps, then updates)")
-    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (docs/rules.md, "The options")')
+    rule: tuple[str, ...] = option((), "a rules option NAME=VALUE, repeatable, e.g. --rule uno_penalty=4 (the syntax of "
+                                       "train.py, the tournament and agents.play)")
+    rules: str = option("{}", 'the same rules options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
     seed: int = option(0, "seeds the games and the networks")
     out: str = option("runs/rllib", "folder for the run (its RLlib checkpoint is OUT/checkpoint)")
     resume: bool = option(False, "continue the checkpoint in --out (an error if there is none); every option not given "
@@ -131,7 +136,17 @@ def resume_options(args: Args, given: set[str]) -> str | None:
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line; a bad value exits with a message naming it."""
     parser = dataclass_parser(Args, __doc__)
+    if ray is None:
+        parser.epilog = RAY_MISSING
     args = Args(**vars(parser.parse_args(argv)))
+    if ray is None:
+        parser.exit(2, f"error: {RAY_MISSING}\n")
+    for spec in dataclasses.fields(Args):  # nan and inf pass the range checks below, or fail none
+        value = getattr(args, spec.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            parser.error(f"--{spec.name.replace('_', '-')} must be a finite number, got {value}")
+    if not 0 <= args.seed < SEED_LIMIT:
+        parser.error(f"--seed must be in [0, 2**32), got {args.seed}")
     if args.resume:
         problem = resume_options(args, given_options(Args, sys.argv[1:] if argv is None else argv))
         if problem:
@@ -158,10 +173,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
     problem = folder_problem(args.out)
     if problem:  # found now, not after the iterations
         parser.error(f"--out: {problem}")
-    try:
-        rules_from_json(args.rules)
-    except (ValueError, TypeError) as error:
-        parser.error(f"--rules: {error}")
+    problem = rules_problem(args.rule, args.rules)
+    if problem:
+        parser.error(problem)
     try:
         layer_sizes(args.hidden)
     except ValueError as error:
@@ -171,8 +185,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
+
     torch.set_num_threads(args.threads)
-    rules = rules_from_json(args.rules)
+    rules = rules_from_options(args.rule, args.rules)
     hidden = layer_sizes(args.hidden)
     checkpoint = checkpoint_to_resume(args.out) if args.resume else None
     # what the run has done so far; a checkpoint from before env steps and seconds were kept counts them from here
@@ -190,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
         scale_observations=args.scale_observations, seed=args.seed + done["iterations"], **rules,
     )
+    # A local run's runners are not restarted when they fail (the run stops; its checkpoint stays): restarts are for
+    # clusters, where a node can go away, and a restartable runner makes Ray log an error-level line at every start
+    # (RLlib always passes runners their config through the object store).
+    config.fault_tolerance(restart_failed_env_runners=bool(args.address))
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
         ray.init(address=args.address or None, include_dashboard=False)
