@@ -30,13 +30,14 @@ def available() -> list[str]:
     return sorted(BUILT_IN) + sorted(SHIPPED)
 
 
-def load(name_or_path: str, num_players: int = 4, seed: int | None = None):
-    """A policy with ``act(observations, action_masks) -> actions`` for games of num_players."""
+def load(name_or_path: str, num_players: int = 4, seed: int | None = None, rules_options: dict | None = None):
+    """A policy with ``act(observations, action_masks) -> actions`` for games of num_players.
+    rules_options: the rules it will play under; a trained agent made under other rules warns."""
     num_players = check_num_players(num_players)
     if name_or_path in BUILT_IN:
         return BUILT_IN[name_or_path](num_players=num_players, seed=seed)
     if name_or_path in SHIPPED:
-        return TrainedAgent.load(SHIPPED[name_or_path], num_players=num_players, seed=seed)
+        return TrainedAgent.load(SHIPPED[name_or_path], num_players=num_players, seed=seed, rules_options=rules_options)
     if os.path.exists(name_or_path):
-        return TrainedAgent.load(name_or_path, num_players=num_players, seed=seed)
+        return TrainedAgent.load(name_or_path, num_players=num_players, seed=seed, rules_options=rules_options)
     raise ValueError(f"unknown agent {name_or_path!r}: not one of {available()} and no such file")

@@ -154,7 +154,7 @@ def parse_rules(texts: Sequence[str]) -> dict:
     return options
 
 
-def load_agents(agents_given, num_players: int, seed: int | None = 0) -> tuple[list[str], list]:
+def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_options: dict | None = None) -> tuple[list[str], list]:
     """(labels, policies) for ``run``'s ``agents`` argument.
 
     ``agents_given`` is a sequence of names/paths (each loaded with
@@ -177,7 +177,7 @@ def load_agents(agents_given, num_players: int, seed: int | None = 0) -> tuple[l
         if not isinstance(label, str):
             raise TypeError(f"agent labels must be strings, got {label!r}")
         if isinstance(agent, str):
-            policy = load(agent, num_players=num_players, seed=seed)
+            policy = load(agent, num_players=num_players, seed=seed, rules_options=rules_options)
         elif callable(getattr(agent, "act", None)):
             policy = agent
         else:
@@ -385,7 +385,7 @@ def run(
     if isinstance(record, bool) or not isinstance(record, (int, np.integer)) or record < 0:
         raise ValueError(f"record must be a non-negative int (rounds to record), got {record!r}")
     rules = RulesOptions.from_kwargs(**rule_options)
-    labels, policies = load_agents(agents, num_players, seed)
+    labels, policies = load_agents(agents, num_players, seed, rule_options)
     tables = schedule(labels, num_players, rounds, mixed)
     record_counts = _spread(min(int(record), rounds * len(tables)), len(tables))
     table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
@@ -702,7 +702,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--record must be a non-negative int, got {args.record}")
         if args.seed < 0:
             raise ValueError(f"--seed must be a non-negative int, got {args.seed}")
-        labels, policies = load_agents(args.agents, args.players, args.seed)
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
     except (ValueError, TypeError) as error:
         parser.error(str(error))
     problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)

@@ -724,3 +724,41 @@ def test_the_observation_shows_the_rules_in_play():
     eng = game(2, deck="classic", stacking="both", jump_in=True, draw_until_playable=True)
     assert view(eng, 0, "house_rules").tolist() == [1, 1, 1, 0, 1, 0, 1, 0]
     assert not view(game(2), 0, "house_rules").any()
+
+
+# ---------------------------------------------------------------- agents under other rules (§15.10)
+
+
+def test_a_shipped_agent_of_layout_version_2_plays_under_house_rules_on_its_prefix():
+    import agents
+    from hpuno_env.encoding import observation_size_in_version
+
+    policy = agents.load("ppo_2p", num_players=2)
+    assert policy.describe()["observation"]["version"] == 2
+    eng = VectorEngine(num_games=64, num_players=2, seed=5, stacking="both", jump_in=True, seven_zero=True)
+    eng.reset()
+    for _ in range(50):
+        observations, masks = eng.observe(), eng.legal_mask()
+        actions = policy.act(observations, masks)
+        assert masks[np.arange(64), actions].all()
+        # the version-3 fields never reach it: changing them changes nothing
+        scrambled = observations.copy()
+        scrambled[:, observation_size_in_version(2, 2):] = 1
+        assert (policy.act(scrambled, masks) == actions).all()
+        eng.step(actions)
+
+
+def test_loading_an_agent_for_other_rules_warns_naming_them():
+    import warnings
+
+    import agents
+
+    with pytest.warns(UserWarning, match=r"stacking='both' \(trained with 'none'\).*seven_zero=True"):
+        agents.load("ppo_2p", num_players=2, rules_options={"stacking": "both", "seven_zero": True})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agents.load("ppo_2p", num_players=2, rules_options={"max_turns": 50, "episode": "match"})
+        agents.load("ppo_2p", num_players=2)
+        agents.load("heuristic", num_players=2, rules_options={"stacking": "both"})
+    with pytest.raises(ValueError, match="stacking"):
+        agents.load("ppo_2p", num_players=2, rules_options={"stacking": "sometimes"})
