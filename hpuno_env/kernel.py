@@ -460,7 +460,9 @@ def card_playable(card, color, top_rank, holds_current, wd4_bluffing):
 @leaf
 def is_playable(s, p, g, seat, card):
     color = s.current_color[g]
-    return card_playable(card, color, CARD_RANK[top_card(s, g)], holds_color(s.hands, g, seat, color), p.wd4_bluffing)
+    # Only a Wild Draw Four without bluffing asks what else the hand holds (what card_playable reads).
+    holds_current = card == WILD_DRAW4 and p.wd4_bluffing == 0 and holds_color(s.hands, g, seat, color)
+    return card_playable(card, color, CARD_RANK[top_card(s, g)], holds_current, p.wd4_bluffing)
 
 
 @leaf
@@ -681,7 +683,8 @@ def swap_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_s
 
 @jit
 def rotate_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_seen, uno_called, g, direction, num_players):
-    """A Zero: every hand goes to the next seat in the direction of play."""
+    """A Zero: every hand goes to the next seat in the direction of play. (P - 1 exchanges of
+    whole rows: twice the moves of a cyclic shift, but vectorised, and measured faster.)"""
     P = num_players
     if direction > 0:  # seat i's hand to seat i + 1: exchanges (P-1, P-2), ..., (1, 0)
         for seat in range(P - 1, 0, -1):
