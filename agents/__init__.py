@@ -34,9 +34,10 @@ def available() -> list[str]:
     return sorted(BUILT_IN) + sorted(SHIPPED)
 
 
-def load(name_or_path: str, num_players: int = 4, seed: int | None = None, **options):
+def load(name_or_path: str, num_players: int = 4, seed: int | None = None, rules_options: dict | None = None, **options):
     """A policy with ``act(observations, action_masks) -> actions`` for games of num_players.
 
+    rules_options: the rules it will play under; a trained agent made under other rules warns.
     ``options`` go to players that take them: ``"search"`` (``agents.search.SearchAgent``:
     ``blueprint``, ``worlds``, ``rollout``, ``gate``, ``rules``)."""
     num_players = check_num_players(num_players)
@@ -48,7 +49,7 @@ def load(name_or_path: str, num_players: int = 4, seed: int | None = None, **opt
         except TypeError as error:  # an unknown option name
             raise ValueError(f"{name_or_path!r}: {error}") from error
     if name_or_path in SHIPPED:
-        return TrainedAgent.load(SHIPPED[name_or_path], num_players=num_players, seed=seed)
+        return TrainedAgent.load(SHIPPED[name_or_path], num_players=num_players, seed=seed, rules_options=rules_options)
     if os.path.exists(name_or_path):
-        return TrainedAgent.load(name_or_path, num_players=num_players, seed=seed)
+        return TrainedAgent.load(name_or_path, num_players=num_players, seed=seed, rules_options=rules_options)
     raise ValueError(f"unknown agent {name_or_path!r}: not one of {available()} and no such file")

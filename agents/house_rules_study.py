@@ -21,7 +21,11 @@ normal interval for means.
 
     python -m agents.house_rules_study --rounds 4000 --players 2 4 > table.md
 
-prints the markdown table of ``docs/house_rules_study.md``.
+prints the markdown table of ``docs/house_rules_study.md``; with ``--ablations``
+it measures instead what the heuristic's house-rule play is worth: the
+heuristic against the same heuristic that never stacks (``NeverStacks``), and
+against one that plays a Seven or Zero without looking at the hand it brings
+(``swap`` weight 0).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import time
 import numpy as np
 
 from hpuno_env import kernel
-from hpuno_env.cards import DRAW, NUM_CARD_TYPES
+from hpuno_env.cards import ACCEPT, DRAW, NUM_CARD_TYPES, UNO
+from hpuno_env.encoding import observation_layout
 
 from .evaluate import WILSON_Z_95, play_rounds, wilson_interval, win_rate
 from .heuristic import HeuristicAgent
@@ -167,13 +172,44 @@ def table_row(name: str, players: int, result: dict) -> str:
     return f"| {name} | {players} | " + " | ".join(cells) + " |"
 
 
+class NeverStacks(HeuristicAgent):
+    """The heuristic, except that it accepts every pending draw it could stack on."""
+
+    def act(self, observations, action_masks) -> np.ndarray:
+        masks = np.array(action_masks, dtype=bool)
+        pending = np.asarray(observations)[:, observation_layout(self.num_players)["pending_draw"]][:, 0] > 0
+        facing = pending & masks[:, ACCEPT]
+        masks[facing, :NUM_CARD_TYPES] = False
+        masks[facing, UNO] = False  # a call here would only announce a stack play
+        return super().act(observations, masks)
+
+
+def ablations(num_players: int, rounds: int, seed: int = 0) -> dict:
+    """The heuristic's win rate against itself without its stacking (under ``stacking="both"``) and without
+    its Seven-O valuation (under ``seven_zero``), as ``agents.evaluate.win_rate`` dicts."""
+    return {
+        "never stacks": win_rate(HeuristicAgent(num_players, seed=seed), NeverStacks(num_players, seed=seed + 1),
+                                 num_players, rounds=rounds, seed=seed, stacking="both"),
+        "swap weight 0": win_rate(HeuristicAgent(num_players, seed=seed),
+                                  HeuristicAgent(num_players, seed=seed + 1, weights={"swap": 0.0}),
+                                  num_players, rounds=rounds, seed=seed, seven_zero=True),
+    }
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=4000, help="rounds per figure (self-play and skill each)")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", nargs="+", choices=list(RULES), default=list(RULES))
+    parser.add_argument("--ablations", action="store_true", help="measure the heuristic's house-rule play instead")
     args = parser.parse_args(argv)
+    if args.ablations:
+        for players in args.players:
+            for opponent, result in ablations(players, args.rounds, args.seed).items():
+                print(f"{players} players, heuristic vs heuristic ({opponent}): {result['win_rate']:.1%} "
+                      f"[{result['low']:.1%}, {result['high']:.1%}] (fair {1 / players:.1%})", flush=True)
+        return
     start, truncated = time.perf_counter(), 0
     print(table_header(), flush=True)
     for players in args.players:

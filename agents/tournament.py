@@ -126,7 +126,7 @@ def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool =
 # ------------------------------------------------------------ input: agents and rules options (parse_rules: agents._cli)
 
 
-def load_agents(agents_given, num_players: int, seed: int | None = 0) -> tuple[list[str], list]:
+def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_options: dict | None = None) -> tuple[list[str], list]:
     """(labels, policies) for ``run``'s ``agents`` argument.
 
     ``agents_given`` is a sequence of names/paths (each loaded with
@@ -149,7 +149,7 @@ def load_agents(agents_given, num_players: int, seed: int | None = 0) -> tuple[l
         if not isinstance(label, str):
             raise TypeError(f"agent labels must be strings, got {label!r}")
         if isinstance(agent, str):
-            policy = load(agent, num_players=num_players, seed=seed)
+            policy = load(agent, num_players=num_players, seed=seed, rules_options=rules_options)
         elif callable(getattr(agent, "act", None)):
             policy = agent
         else:
@@ -355,7 +355,7 @@ def run(
     if isinstance(record, bool) or not isinstance(record, (int, np.integer)) or record < 0:
         raise ValueError(f"record must be a non-negative int (rounds to record), got {record!r}")
     rules = RulesOptions.from_kwargs(**rule_options)
-    labels, policies = load_agents(agents, num_players, seed)
+    labels, policies = load_agents(agents, num_players, seed, rule_options)
     check_size(len(labels), num_players, rounds, mixed)
     tables = schedule(labels, num_players, rounds, mixed)
     record_counts = _spread(min(int(record), rounds * len(tables)), len(tables))
@@ -722,7 +722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.record < 0:
             raise ValueError(f"--record must be a non-negative int, got {args.record}")
         check_seed(args.seed, "--seed")
-        labels, policies = load_agents(args.agents, args.players, args.seed)
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
         check_size(len(labels), args.players, args.rounds, not args.no_mixed)
     except (ValueError, TypeError) as error:
         parser.error(str(error))

@@ -32,7 +32,7 @@ objects). The file holds:
       extra                       export()'s extra keyword arguments
 
 ``agents.load`` refuses, with a ``ValueError`` naming the file: another
-player count, another observation version or size, a corrupt or truncated
+player count, a newer observation version, a size other than its version's, a corrupt or truncated
 file, a file of another format (an SB3 ``.zip``, a ``torch.save`` or pickle
 file: recognised by their first bytes and never opened further), a file
 that is not a regular file (a FIFO, a device such as ``/dev/zero``), and a
@@ -81,6 +81,7 @@ import json
 import os
 import shlex
 import sys
+import warnings
 
 import numpy as np
 import torch
@@ -157,12 +158,17 @@ class TrainedAgent(SeededAgent):
         self.source = source  # the file it came from, or "live model"
 
     @classmethod
-    def load(cls, path: str, num_players: int, seed: int | None = None, deterministic: bool = True) -> TrainedAgent:
-        """Read an agent file made by ``export`` for games of num_players; never runs code from the file."""
+    def load(cls, path: str, num_players: int, seed: int | None = None, deterministic: bool = True,
+             rules_options: dict | None = None) -> TrainedAgent:
+        """Read an agent file made by ``export`` for games of num_players; never runs code from the file.
+        rules_options: the rules of the games it will play (None: not known); other rules than those it
+        was trained under give a ``UserWarning`` naming them (docs/rules.md §15.10)."""
         num_players = check_num_players(num_players)
         path = os.fspath(path)
         metadata, tensors = _read_agent_file(path, num_players)
         network = _network_from_file(metadata, tensors, path)
+        if rules_options is not None:
+            warn_if_other_rules(metadata["rules_options"], rules_options, path)
         return cls(network, num_players, metadata, deterministic, seed, source=path)
 
     @classmethod
@@ -211,6 +217,22 @@ class TrainedAgent(SeededAgent):
             f"observation v{self.metadata['observation']['version']}, MLP {shape} {network['activation']}, "
             f"{steps if steps is not None else '?'} steps, {'greedy' if self.deterministic else 'sampling'})"
         )
+
+
+# Settings of RulesOptions around the game, not rules of it: an agent plays the same game under any of them.
+NOT_GAME_RULES = ("episode", "reward", "max_turns")
+
+
+def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None:
+    """A ``UserWarning`` naming every rules option whose value in rules_options (a dict or
+    RulesOptions) differs from the one the agent trained under (fields an older file lacks
+    are the defaults). The agent still plays legally: it picks from the legal mask."""
+    played = rules_options.as_dict() if isinstance(rules_options, RulesOptions) else RulesOptions.from_kwargs(**rules_options).as_dict()
+    trained = {**RulesOptions().as_dict(), **trained_under}
+    differing = [f"{name}={played[name]!r} (trained with {trained.get(name)!r})"
+                 for name in played if name not in NOT_GAME_RULES and played[name] != trained.get(name)]
+    if differing:
+        warnings.warn(f"agent {source!r} plays under other rules than it was trained under: {', '.join(differing)}", UserWarning, stacklevel=3)
 
 
 def export(

@@ -17,6 +17,11 @@ the same machine load:
 3. Ratios engine / RLCard at the same player count (target: >= 30x at 4096 games).
 4. Bytes of engine state per game.
 5. Compile times in a fresh subprocess: cold (empty numba cache) and cached.
+6. Every house rule on (docs/rules.md §15: ``ALL_HOUSE_RULES``) against the
+   default rules, same batch, both paths, in steady state and timed in
+   alternate chunks so that a change of machine load hits both alike. Target:
+   house rules >= 80% of the default rules' decisions per second.
+   ``--house-rules-only`` runs this section alone.
 
 The engine runs on one core: NUMBA_NUM_THREADS=1 is set before numba is
 imported (the kernel is single-threaded anyway).
@@ -54,6 +59,8 @@ def parse_args():
     parser.add_argument("--state-players", type=str, default="2,4,10", help="player counts for the state-size table")
     parser.add_argument("--skip-compile", action="store_true", help="skip the cold/cached compile-time subprocesses")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--house-rules-games", type=int, default=4096, help="batch size of the house-rules comparison")
+    parser.add_argument("--house-rules-only", action="store_true", help="run only the house-rules comparison (section 6)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: defaults become games 1,256,4096, 0.3 s per engine point, 5 warm-up steps, "
                              "0.5 s per RLCard point (compile times are still measured unless --skip-compile)")
@@ -71,6 +78,11 @@ def parse_args():
 
 
 # ---------------------------------------------------------------- the engine
+
+
+# Every house rule on (docs/rules.md §15), with the Harry Potter deck: the Sorting Hat's drawing stays in.
+ALL_HOUSE_RULES = {"stacking": "mixed", "jump_in": True, "seven_zero": True, "draw_until_playable": True, "forced_play": True}
+HOUSE_RULES_STEPS = (400, 25, 40)  # untimed warm-up steps, steps per timed chunk, chunks per engine
 
 
 def bench_engine(num_players: int, num_games: int, seconds: float, warmup_steps: int, seed: int, fused: bool = False) -> dict:
@@ -255,9 +267,68 @@ def print_header(title: str, setup: str, other_versions: str = "") -> None:
     print(f"- command: {' '.join([os.path.basename(sys.executable)] + sys.argv)}\n", flush=True)
 
 
+class RandomPlayLoop:
+    """One engine stepped by uniformly random legal actions, timed chunk by chunk (CPU seconds of this process)."""
+
+    def __init__(self, num_players: int, num_games: int, seed: int, fused: bool, rules: dict | None):
+        self.engine = VectorEngine(num_games=num_games, num_players=num_players, seed=seed, **(rules or {}))
+        self.engine.reset()
+        self.fused = fused
+        rng = np.random.default_rng(seed)
+        self.keys = rng.random((16, num_games, 75), dtype=np.float32) + np.float32(1e-6)
+        self.mask = self.engine.legal_mask()
+        self.steps, self.decisions, self.cpu_seconds = 0, 0, 0.0
+
+    def run(self, steps: int, timed: bool = True) -> None:
+        start = time.process_time()
+        for _ in range(steps):
+            actions = (self.keys[self.steps % 16] * self.mask).argmax(axis=1)
+            if self.fused:
+                _, self.mask, _, _, _ = self.engine.step_observe(actions)
+            else:
+                self.engine.step(actions)
+                self.engine.observe()
+                self.mask = self.engine.legal_mask()
+            self.steps += 1
+        if timed:
+            self.cpu_seconds += time.process_time() - start
+            self.decisions += steps * self.engine.num_games
+
+
+def house_rules_section(args) -> None:
+    """Section 6: every house rule on against the default rules, in steady state, timed in alternate chunks."""
+    games = args.house_rules_games
+    warmup, chunk, chunks = HOUSE_RULES_STEPS
+    print(f"\n## Every house rule on vs the default rules ({games:,} games, one core)\n")
+    print(f"House rules: `{ALL_HOUSE_RULES}` (Harry Potter deck). Both engines first play {warmup} untimed steps")
+    print("(random play's rounds settle into long ones, with large hands), then are timed in alternate chunks of")
+    print(f"{chunk} steps, {chunks} chunks each, so that a change of machine load hits both alike. Decisions per CPU")
+    print("second of this process (what other processes' load changes least).\n")
+    print("| players | path | default decisions/CPU s | house rules decisions/CPU s | house / default | target >= 0.80 |")
+    print("|---:|---|---:|---:|---:|---|")
+    for players in args.players:
+        for fused in (False, True):
+            loops = {name: RandomPlayLoop(players, games, args.seed, fused, rules)
+                     for name, rules in (("default", None), ("house", ALL_HOUSE_RULES))}
+            for loop in loops.values():
+                loop.run(warmup, timed=False)
+            for _ in range(chunks):
+                for loop in loops.values():
+                    loop.run(chunk)
+            rate = {name: loop.decisions / loop.cpu_seconds for name, loop in loops.items()}
+            ratio = rate["house"] / rate["default"]
+            print(f"| {players} | {'step_observe' if fused else 'separate'} | {fmt_rate(rate['default'])} | {fmt_rate(rate['house'])} "
+                  f"| {ratio:.2f} | {'meets' if ratio >= 0.8 else 'MISSES'} |", flush=True)
+
+
 def main():
     args = parse_args()
     run_start = time.perf_counter()
+    if args.house_rules_only:
+        print_header("VectorEngine benchmark: house rules", " (engine on one core); auto-reset, uniform random legal actions")
+        house_rules_section(args)
+        print(f"\nTotal benchmark time: {time.perf_counter() - run_start:.0f} s")
+        return
     print_header("VectorEngine benchmark", " (engine on one core); default rules "
                  f"(max_turns {VectorEngine().options.max_turns}), auto-reset, uniform random legal actions")
 
@@ -350,6 +421,9 @@ def main():
               f"| < 30 s: {'ok' if cold[0] < 30 else 'MISSED'} |")
         print(f"| cached (same dir again) | {cached[0]:.2f} | {cached[1]:.2f} | {cached[2]:.2f} "
               f"| < 3 s: {'ok' if cached[0] < 3 else 'MISSED'} |")
+
+    # 6. the house rules
+    house_rules_section(args)
 
     print(f"\nTotal benchmark time: {time.perf_counter() - run_start:.0f} s")
 

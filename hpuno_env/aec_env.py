@@ -25,7 +25,8 @@ played: Wild Draw Four bluffs and challenges, UNO calls and catch windows,
 that seat knows (its hand, the top card and colour, the phase, the card it just
 drew, pile sizes, the discards, every seat's hand size, UNO call, the colours
 it showed it lacks, the colour it last chose and its score, challenge facts and
-hands revealed to it); the
+hands revealed to it, the pending draw, the house rules' phases and the rules in
+play); the
 name -> slice map is ``hpuno_env.observation_layout(num_players)`` and the
 docs/environment.md has the table. ``"action_mask"`` is 1 for the legal actions of the
 agent to act (all zeros for the others); it is also in ``infos[agent]``.
@@ -56,7 +57,21 @@ rule options of ``hpuno_env.RulesOptions`` (``uno_penalty``, ``uno_catch``,
 ``gryffindor_color``, ``target_score``, ``scoring``, ``max_turns``,
 ``episode``, ``reward``); an unknown name or bad value raises ``ValueError``.
 ``reset(seed=None, options={"deck": [112 labels, top first], "dealer": k})``
-stacks a scenario; other option keys are ignored. Render modes: ``"ansi"``
+stacks a scenario (108 labels with the classic deck); other option keys are ignored.
+
+House rules (docs/rules.md §15), every one off by default, combining freely:
+
+| option | values | what it does |
+|---|---|---|
+| ``deck`` | ``"harry_potter"``, ``"classic"`` | the classic deck: 108 cards, no Sorting Hat |
+| ``stacking`` | ``"none"``, ``"draw2"``, ``"draw4"``, ``"both"``, ``"mixed"`` | a Draw Two on a Draw Two, a Wild Draw Four on a Wild Draw Four, both, or both and a Wild Draw Four on a Draw Two: the next player faces the whole pending draw (phase ``"stack"``, or ``"challenge"`` facing a Wild Draw Four) |
+| ``jump_in`` | bool | a player holding a card identical to the one just played plays it out of turn (phase ``"jump"``: ``play:`` it or ``pass``) |
+| ``seven_zero`` | bool | a 7 swaps hands with a chosen player (``target:``), a 0 passes every hand on; what is known about a hand moves with it |
+| ``draw_until_playable`` | bool | ``draw`` draws until a playable card or nothing is left |
+| ``forced_play`` | bool | a playable drawn card must be played (no ``keep``) |
+
+``game_state()["pending_draw"]`` is the number of cards the next player must
+draw for Draw Two and Wild Draw Four cards played and not yet drawn. Render modes: ``"ansi"``
 (text, coloured where the terminal supports it), ``"human"`` (prints it),
 ``"rgb_array"`` (a picture of the table).
 
@@ -74,6 +89,10 @@ and ``last()`` once every agent has finished (or before ``reset``) raise
 
 ### Version history
 
+* v1, observation layout version 3: appends ``pending_draw``, ``house_phase``
+  (phases ``"stack"`` and ``"jump"``) and ``house_rules`` (the rules in play).
+  Every earlier field keeps its place, and ``agents.load`` feeds an agent of
+  layout version 1 or 2 the prefix its version had, so it plays as before.
 * v1: observation layout version 2 appends ``other_chose_color``, the colour
   each other seat last moved play into this round (named with a wild, or
   switched to by matching a number or symbol). A v0 checkpoint continues with

@@ -21,6 +21,9 @@ SCORING_MODES = ("winner", "lowest")
 EPISODE_MODES = ("round", "match")
 REWARD_MODES = ("win", "points")
 STACKING_MODES = ("none", "draw2", "draw4", "both", "mixed")
+# The house rules' options (docs/rules.md §15). Each is off at its default, so anything saved before
+# they existed (a game record, an agent file) was played with them at their defaults.
+HOUSE_RULE_OPTIONS = ("deck", "stacking", "jump_in", "seven_zero", "draw_until_playable", "forced_play")
 
 
 @dataclass(frozen=True)

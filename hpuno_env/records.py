@@ -14,7 +14,7 @@ in a fresh 1-game engine, wherever it was played (any slot of a big batch)::
       "outcome": "terminated",   # or "truncated" (max_turns), or "unfinished" (stopped early)
       "rounds": [
         {"round": 1, "dealer": 2,
-         "deck": ["red:7", ...],           # the 112 cards the round was dealt from, top first
+         "deck": ["red:7", ...],           # the 112 cards (108: classic deck) the round was dealt from, top first
          "generator": [w0, w1, w2, w3],    # the game's random generator at the deal
          "decisions": [[0, "play:red:3"], [1, "draw"], ...]},   # [seat, action label], in order
         ...
@@ -53,7 +53,7 @@ from ._output import write_atomically
 from ._reading import read_json_file
 from .cards import ACTION_INDEX, ACTION_LABELS, deck_from_labels
 from .engine import VectorEngine
-from .options import RulesOptions, check_num_players
+from .options import HOUSE_RULE_OPTIONS, RulesOptions, check_num_players
 
 FORMAT = "hpuno-record"
 VERSION = 1
@@ -268,8 +268,10 @@ def check_record(record) -> None:
     options = record["options"]
     if not isinstance(options, dict):
         raise ValueError(f"record field 'options' must be an object, got {type(options).__name__}")
-    missing = [name for name in _OPTION_NAMES if name not in options]
-    if missing:  # every option is stored, so that a changed default cannot change an old record
+    # Every option is stored, so that a changed default cannot change an old record; a record made
+    # before the house rules existed lacks them, and was played with them off (their defaults).
+    missing = [name for name in _OPTION_NAMES if name not in options and name not in HOUSE_RULE_OPTIONS]
+    if missing:
         raise ValueError(f"record field 'options': missing {missing}")
     try:
         RulesOptions.from_kwargs(**options)
@@ -286,10 +288,10 @@ def check_record(record) -> None:
     if not isinstance(rounds, list) or not rounds:
         raise ValueError("record field 'rounds' must be a non-empty list")
     for index, entry in enumerate(rounds):
-        _check_round(entry, index, num_players)
+        _check_round(entry, index, num_players, options.get("deck", "harry_potter"))
 
 
-def _check_round(entry, index: int, num_players: int) -> None:
+def _check_round(entry, index: int, num_players: int, deck_name: str) -> None:
     where = f"record field 'rounds[{index}]"
     if not isinstance(entry, dict):
         raise ValueError(f"{where}' must be an object, got {type(entry).__name__}")
@@ -304,7 +306,7 @@ def _check_round(entry, index: int, num_players: int) -> None:
     if not isinstance(deck, list) or not all(isinstance(label, str) for label in deck):
         raise ValueError(f"{where}.deck' must be a list of card labels")
     try:
-        deck_from_labels(deck)
+        deck_from_labels(deck, deck_name)
     except ValueError as error:
         raise ValueError(f"{where}.deck': {error}") from None
     generator = entry["generator"]

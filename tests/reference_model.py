@@ -177,7 +177,12 @@ House rules (docs/rules.md §15, read from that text only)
     records of a viewer's own seat are dropped, and each seat that gave a
     hand knows it.
 25. draw_until_playable: ``draw`` repeats until a playable card or nothing is
-    left; forced_play: no ``keep`` in phase "drawn".
+    left (the seat is marked once, decision 26); forced_play: no ``keep`` in
+    phase "drawn".
+26. Drew-on-a-colour marks (docs/rules.md §12, ``self.lacks``): a ``draw``
+    marks the seat with the current colour; playing a card of a colour clears
+    that colour; taking cards any other way (a penalty, a Sorting Hat's
+    drawing) clears them all; Seven-O moves them with the hands.
 """
 
 from __future__ import annotations
@@ -392,6 +397,7 @@ class ReferenceGame:
         self.catch_pos = 0
         self.revealed = {}        # (viewer, seat) -> the hand of that seat shown to the viewer (sorted labels)
         self.chose_color = [None] * self.n  # colour each seat last moved play into this round (observation knowledge)
+        self.lacks = [set() for _ in range(self.n)]  # colours each seat drew on instead of playing (docs/rules.md §12)
         self.rewards = [0.0] * self.n
         self.terminated = False
         self.happened = Counter()  # how often each house rule acted (tests check the play reached them)
@@ -419,6 +425,7 @@ class ReferenceGame:
         self.direction = 1
         self.uno_called = [False] * n
         self.chose_color = [None] * n
+        self.lacks = [set() for _ in range(n)]
         self.revealed = {}
         self.pending = None
         self.pending_draw = 0
@@ -499,6 +506,8 @@ class ReferenceGame:
         return card
 
     def _draw(self, p: int, k: int) -> None:
+        """p takes k cards (a penalty): its drew-on-a-colour marks no longer say anything."""
+        self.lacks[p] = set()
         for _ in range(k):
             if self._draw_one(p) is None:
                 break
@@ -666,6 +675,7 @@ class ReferenceGame:
             return
         if CARD_COLOR[card] != color_before:  # a switch by number or symbol shows a choice; following does not
             self.chose_color[p] = CARD_COLOR[card]
+        self.lacks[p].discard(CARD_COLOR[card])
         self.color = CARD_COLOR[card]
         self.jump_card = card
         rank = CARD_RANK[card]
@@ -713,6 +723,7 @@ class ReferenceGame:
         self._end_turn()
 
     def _hat_draw(self, target: int) -> None:
+        self.lacks[target] = set()
         while True:
             card = self._draw_one(target)
             if card is None or CARD_COLOR[card] == self.gryffindor_color:
@@ -729,10 +740,11 @@ class ReferenceGame:
         self._move_hands({p: (p + self.direction) % self.n for p in range(self.n)})
 
     def _move_hands(self, moves: dict) -> None:
-        hands, chose = list(self.hands), list(self.chose_color)
+        hands, chose, lacks = list(self.hands), list(self.chose_color), list(self.lacks)
         for source, destination in moves.items():
             self.hands[destination] = hands[source]
             self.chose_color[destination] = chose[source]
+            self.lacks[destination] = lacks[source]
             self.uno_called[destination] = False
             self.uno_called[source] = False
         # Every record follows the hand it describes; a record of a seat whose hand was replaced by
@@ -754,6 +766,7 @@ class ReferenceGame:
 
     def _act_draw(self) -> None:
         p = self.current
+        self.lacks[p].add(self.color)
         card = self._draw_one(p)
         while self.draw_until_playable and card is not None and not self._playable(p, card):
             self.happened["drew on"] += 1

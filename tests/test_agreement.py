@@ -4,7 +4,8 @@ Many games run side by side in one ``VectorEngine`` and in as many
 ``ReferenceGame`` objects (tests/reference_model.py, written from the rules
 of docs/rules.md without the engine). After every decision we compare the whole game state
 (hands, piles, top, colour, direction, phase, player to act, scores, UNO
-calls, the colour each seat last chose), the set of legal actions, the rewards and the episode flags.
+calls, the pending draw, the colour each seat last chose, the colours each seat drew on, the hands shown to
+each seat), the set of legal actions, the rewards and the episode flags.
 
 Chance is adopted from the engine after the reference checks it is legal
 (``EngineChance``): the first dealer, each round's shuffled deck, where a
@@ -98,6 +99,8 @@ def play_side_by_side(num_players: int, num_games: int, decisions: int, seed: in
             assert engine_state == reference_state, f"{where}: {state_difference(engine_state, reference_state)}"
             engine_choices = [COLORS[c] if c >= 0 else None for c in engine.state.chose_color[g].tolist()]
             assert engine_choices == reference.chose_color, f"{where}: colours chosen"
+            engine_lacks = [{COLORS[c] for c in np.flatnonzero(row)} for row in engine.state.lacks_color[g]]
+            assert engine_lacks == reference.lacks, f"{where}: drew-on-a-colour marks {engine_lacks} != {reference.lacks}"
             seen = engine.state.revealed_seen[g]
             if reference.revealed or seen.any():  # the hands shown to each seat (challenges, Seven-O)
                 engine_revealed = {(int(v), int(o)): [CARD_LABELS[c] for c in np.repeat(CARD_CODES, engine.state.revealed[g, v, o])]
@@ -187,7 +190,7 @@ HOUSE_CONFIGS = [
 )
 def test_engine_agrees_with_reference_under_house_rules(num_players, options, must_happen, request):
     long = request.config.getoption("--long")
-    games, decisions = (200, 2500) if long else (40, 600)
+    games, decisions = (150, 2500) if long else (40, 600)
     happened = Counter()
     finished = play_side_by_side(num_players, games, decisions, seed=2000 + num_players, happened=happened, **options)
     print(f"\n{num_players} players {options}: {finished} episodes agreed; {dict(happened)}")

@@ -13,10 +13,10 @@ import pytest
 
 from agents.evaluate import play_rounds, rotating_lineups
 from agents.heuristic import HeuristicAgent
-from agents.house_rules_study import ALL_ON, RULES, quantile_interval, study
+from agents.house_rules_study import ALL_ON, RULES, NeverStacks, quantile_interval, study
 from agents.random_play import RandomPlayAgent
 from hpuno_env import VectorEngine, kernel
-from hpuno_env.cards import CARD_COLOR, CARD_RANK, NUM_CARD_TYPES, PASS, TARGET_BASE, UNO, WILD_DRAW4
+from hpuno_env.cards import ACCEPT, CARD_COLOR, CARD_RANK, NUM_CARD_TYPES, PASS, TARGET_BASE, UNO, WILD_DRAW4
 
 
 @pytest.mark.parametrize("num_players", [2, 4])
@@ -87,3 +87,18 @@ def test_quantile_interval_brackets_the_quantile():
     median, low, high = quantile_interval(values, 0.5)
     assert low < median < high and high - low < 80
     assert quantile_interval(values, 0.9)[0] == pytest.approx(899.1)
+
+
+def test_the_never_stacking_heuristic_accepts_every_pending_draw():
+    engine = VectorEngine(num_games=32, num_players=3, seed=5, stacking="mixed")
+    engine.reset()
+    agent = NeverStacks(3, seed=0)
+    faced = 0
+    for _ in range(600):
+        masks = engine.legal_mask()
+        actions = agent.act(engine.observe(), masks)
+        stack = engine.state.phase == kernel.STACK_PHASE
+        faced += int(stack.sum())
+        assert (actions[stack] == ACCEPT).all()
+        engine.step(actions)
+    assert faced > 0

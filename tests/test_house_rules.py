@@ -724,3 +724,92 @@ def test_the_observation_shows_the_rules_in_play():
     eng = game(2, deck="classic", stacking="both", jump_in=True, draw_until_playable=True)
     assert view(eng, 0, "house_rules").tolist() == [1, 1, 1, 0, 1, 0, 1, 0]
     assert not view(game(2), 0, "house_rules").any()
+
+
+# ---------------------------------------------------------------- agents under other rules (§15.10)
+
+
+def test_a_shipped_agent_of_layout_version_2_plays_under_house_rules_on_its_prefix():
+    import agents
+    from hpuno_env.encoding import observation_size_in_version
+
+    policy = agents.load("ppo_2p", num_players=2)
+    assert policy.describe()["observation"]["version"] == 2
+    eng = VectorEngine(num_games=64, num_players=2, seed=5, stacking="both", jump_in=True, seven_zero=True)
+    eng.reset()
+    for _ in range(50):
+        observations, masks = eng.observe(), eng.legal_mask()
+        actions = policy.act(observations, masks)
+        assert masks[np.arange(64), actions].all()
+        # the version-3 fields never reach it: changing them changes nothing
+        scrambled = observations.copy()
+        scrambled[:, observation_size_in_version(2, 2):] = 1
+        assert (policy.act(scrambled, masks) == actions).all()
+        eng.step(actions)
+
+
+def test_loading_an_agent_for_other_rules_warns_naming_them():
+    import warnings
+
+    import agents
+
+    with pytest.warns(UserWarning, match=r"stacking='both' \(trained with 'none'\).*seven_zero=True"):
+        agents.load("ppo_2p", num_players=2, rules_options={"stacking": "both", "seven_zero": True})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agents.load("ppo_2p", num_players=2, rules_options={"max_turns": 50, "episode": "match"})
+        agents.load("ppo_2p", num_players=2)
+        agents.load("heuristic", num_players=2, rules_options={"stacking": "both"})
+    with pytest.raises(ValueError, match="stacking"):
+        agents.load("ppo_2p", num_players=2, rules_options={"stacking": "sometimes"})
+
+
+# ---------------------------------------------------------------- game records
+
+
+def test_a_house_rules_game_on_the_classic_deck_is_recorded_and_replayed():
+    from hpuno_env.records import Recorder, check_record, replay
+
+    rules = {"deck": "classic", "stacking": "mixed", "jump_in": True, "seven_zero": True,
+             "draw_until_playable": True, "forced_play": True}
+    eng = VectorEngine(num_games=1, num_players=3, seed=4, auto_reset=False, max_turns=400, **rules)
+    recorder = Recorder(eng)
+    eng.reset()
+    recorder.after_reset()
+    rng = np.random.default_rng(1)
+    states = [eng.game_state(0)]
+    while eng.game_state(0)["phase"] != "over":
+        mask = eng.legal_mask()[0]
+        legal_actions = np.flatnonzero(mask)
+        plays = legal_actions[legal_actions < 55]
+        action = np.array([rng.choice(plays if len(plays) else legal_actions)])
+        eng.step(action)
+        recorder.after_step(action)
+        states.append(eng.game_state(0))
+    record = recorder.records[0]
+    assert len(record["rounds"][0]["deck"]) == 108
+    check_record(record)
+    assert list(replay(record)) == states
+
+
+def test_a_record_made_before_the_house_rules_replays_as_the_default_game():
+    from hpuno_env.options import HOUSE_RULE_OPTIONS
+    from hpuno_env.records import Recorder, check_record, replay
+
+    eng = VectorEngine(num_games=1, num_players=2, seed=2, auto_reset=False, max_turns=300)
+    recorder = Recorder(eng)
+    eng.reset()
+    recorder.after_reset()
+    while eng.game_state(0)["phase"] != "over":
+        action = np.array([np.flatnonzero(eng.legal_mask()[0])[0]])
+        eng.step(action)
+        recorder.after_step(action)
+    record = recorder.records[0]
+    final = eng.game_state(0)
+    for name in HOUSE_RULE_OPTIONS:
+        del record["options"][name]
+    check_record(record)
+    assert list(replay(record))[-1] == final
+    del record["options"]["uno_penalty"]
+    with pytest.raises(ValueError, match="uno_penalty"):
+        check_record(record)

@@ -18,8 +18,9 @@ NOTEBOOKS = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
 NAMES = sorted(path.name for path in NOTEBOOKS.glob("*.ipynb"))
 
 
-def test_the_tutorials_are_there():
-    assert NAMES == ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "03_research.ipynb", "05_search.ipynb"]
+def test_the_notebooks_are_there():
+    assert NAMES == ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "03_research.ipynb", "04_house_rules.ipynb",
+                     "05_search.ipynb"]
 
 
 @pytest.mark.parametrize("name", NAMES)
