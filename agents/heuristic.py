@@ -38,6 +38,22 @@ three; a fair share is 25%).
 
 The Sorting Hat's colour is assumed to be red (the default
 ``gryffindor_color``: the option is not in the observation).
+
+Under the house rules (docs/rules.md §15; the observation's ``house_rules``
+flags, ``house_phase`` and ``pending_draw`` say which are in play), with
+nothing changed where they are off:
+
+- **Stacking**: facing a pending draw it stacks whenever it can (a stacked
+  card costs nothing and sends the whole draw on), a Draw Two before a Wild
+  Draw Four, but never a Wild Draw Four it would be guilty of (a challenge
+  would make it draw everything), and a stacked Wild Draw Four before a
+  challenge.
+- **Jump-in**: it always jumps (a card shed out of turn).
+- **Seven-O**: a 7 or 0 is worth ``swap`` points per card the hand it gets
+  is smaller than the one it gives (a 7's partner is the seat with the
+  fewest cards, a 0 brings the hand of the seat before it), so a swap that
+  would give it a bigger hand waits, even for a draw.
+- **Classic deck**: no Sorting Hats among the unseen cards.
 """
 
 from __future__ import annotations
@@ -72,6 +88,7 @@ WEIGHTS_TWO_PLAYERS = {
     "rank_pair": -3.0,  # the card's rank is also in my hand in another colour: keep it
     "attack": 20.0,  # per threat point (4 - hand size, at least 0) of the victim: WD4, Hat; 3+ players: Skip, Draw Two
     "color_block": 0.5,  # colour choice: times the chance the next seat cannot answer the colour
+    "swap": 10.0,  # Seven-O: per card the hand a 7 or 0 brings is smaller than the one it gives
 }
 WEIGHTS_MORE_PLAYERS = {
     **WEIGHTS_TWO_PLAYERS,
@@ -83,6 +100,11 @@ WEIGHTS_MORE_PLAYERS = {
 CHALLENGE_HELD = 0.6  # challenge when the offender held the replaced colour with at least this chance
 CHALLENGE_HELD_ENDGAME = 0.3  # the same when I hold two cards or fewer
 GRYFFINDOR = 0  # red: the Sorting Hat's target ends up holding one
+# Positions in the observation's ``house_rules`` flags (hpuno_env.encoding, layout version 3).
+CLASSIC_DECK_FLAG, SEVEN_ZERO_FLAG = 0, 5
+SEVENS = np.flatnonzero(CARD_RANK == 7)
+ZEROS = np.flatnonzero((CARD_RANK == 0) & (CARD_COLOR >= 0))
+BLUFF_STACK = 0.25  # below accept (0.5): a Wild Draw Four stacked while holding the colour is never played
 
 
 def threat(hand_sizes: np.ndarray) -> np.ndarray:
@@ -122,7 +144,8 @@ class HeuristicAgent(SeededAgent):
         sizes = view["other_hand_sizes"]
         lacks = view["other_lacks_color"].reshape(batch, others, 4)
         next_threat = threat(sizes[rows, next_seat])
-        block, color_block, unseen_color, unseen_total = self._block_chances(view, hand, lacks[rows, next_seat], sizes[rows, next_seat])
+        classic = view["house_rules"][:, CLASSIC_DECK_FLAG] == 1
+        block, color_block, unseen_color, unseen_total = self._block_chances(view, hand, lacks[rows, next_seat], sizes[rows, next_seat], classic)
 
         scores = np.zeros((batch, NUM_ACTIONS), np.float32)
         # Coloured plays.
@@ -139,6 +162,17 @@ class HeuristicAgent(SeededAgent):
         scores[:, WILD] = 60
         scores[:, SORTING_HAT] = 60 + w["attack"] * threat(sizes).max(axis=1)
         scores[:, WILD_DRAW4] = np.where(holds_current, 5, 55 + w["attack"] * next_threat)
+        # A play while a draw is pending is a stack (house rule): never a guilty Wild Draw Four.
+        stacking = view["pending_draw"][:, 0] > 0
+        scores[stacking & holds_current, WILD_DRAW4] = BLUFF_STACK
+        # Seven-O: a 7 or 0 (not the last card) trades my hand, less the card, for another.
+        seven_zero = (view["house_rules"][:, SEVEN_ZERO_FLAG] == 1) & (my_size > 1)
+        if seven_zero.any():
+            kept = my_size - 1
+            seven_gain = kept - sizes.min(axis=1)
+            zero_gain = kept - sizes[rows, previous_seat]
+            scores[:, SEVENS] += (w["swap"] * seven_zero * seven_gain)[:, None]
+            scores[:, ZEROS] += (w["swap"] * seven_zero * zero_gain)[:, None]
         scores[:, DRAW] = 10
         scores[:, KEEP] = 1
         scores[:, UNO] = scores[:, CATCH] = 1000
@@ -157,13 +191,14 @@ class HeuristicAgent(SeededAgent):
         scores += self.rng.random(scores.shape, dtype=np.float32) * 0.01
         return np.where(masks, scores, -np.inf).argmax(axis=1)
 
-    def _block_chances(self, view, hand, next_lacks, next_size):
+    def _block_chances(self, view, hand, next_lacks, next_size, classic):
         """Chances the next seat cannot answer each coloured card (B, 52) and each named colour (B, 4).
 
         Its hand is taken as a random draw of the cards I have not seen (full deck less my
         hand and the discard pile); a colour it drew on counts as absent from it.
         """
-        unseen = np.maximum(CARD_COPIES - hand - view["discard_counts"], 0)
+        copies = np.where(classic[:, None] & (np.arange(len(CARD_COPIES)) == SORTING_HAT), 0, CARD_COPIES)
+        unseen = np.maximum(copies - hand - view["discard_counts"], 0)
         unseen_total = np.maximum(unseen.sum(axis=1), 1)
         unseen_wild = unseen[:, WILD] + unseen[:, WILD_DRAW4] + unseen[:, SORTING_HAT]
         may_hold = 1 - next_lacks  # (B, 4)

@@ -13,6 +13,12 @@ Exactly:
   act, and the play follows);
 - colour, Sorting Hat target, challenge / accept and catch / pass: uniform
   among the legal actions.
+
+Under the house rules (docs/rules.md §15) the same two rules cover the new
+decisions: a stack play, a jump-in and a forced drawn card are plays, so it
+stacks whenever it holds a card that may be stacked (uniform among them, never
+``accept`` or ``challenge`` then), always jumps in, and picks a Seven's swap
+partner uniformly (``target:``).
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ from torch import nn
 
 from hpuno_env._output import write_atomically
 from hpuno_env.cards import NUM_ACTIONS
-from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
+from hpuno_env.encoding import OBSERVATION_VERSION, observation_size, observation_size_in_version
 from hpuno_env.options import RulesOptions, check_num_players
 
 from ._base import SeededAgent
@@ -181,8 +181,10 @@ class TrainedAgent(SeededAgent):
     def act(self, observations, action_masks) -> np.ndarray:
         masks = check_batch(observations, action_masks, self.num_players)
         device = self.network.obs_scale.device
+        # An agent of an older observation layout reads the prefix of today's that its version had.
+        inputs = np.asarray(observations)[:, : self.network.obs_scale.shape[0]]
         with torch.no_grad():
-            logits = self.network(torch.as_tensor(np.asarray(observations), device=device)).cpu().numpy()
+            logits = self.network(torch.as_tensor(inputs, device=device)).cpu().numpy()
         if self.deterministic:
             return np.where(masks, logits, -np.inf).argmax(axis=1)
         # Gumbel-max: the argmax of logits plus Gumbel noise is a sample of the softmax over the legal actions.
@@ -445,12 +447,14 @@ def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
     observation = metadata.get("observation")
     if not isinstance(observation, dict):
         raise ValueError(f"{path!r} is corrupt: its metadata has no 'observation' section")
-    if observation.get("version") != OBSERVATION_VERSION:
+    layout_version = observation.get("version")
+    if not isinstance(layout_version, int) or isinstance(layout_version, bool) or not 1 <= layout_version <= OBSERVATION_VERSION:
         raise ValueError(
-            f"agent {path!r} was trained on observation layout version {observation.get('version')!r}, but this hpuno-env "
-            f"writes version {OBSERVATION_VERSION}: the agent would misread the observations; retrain it"
+            f"agent {path!r} was trained on observation layout version {layout_version!r}, but this hpuno-env "
+            f"reads versions 1 to {OBSERVATION_VERSION}: the agent would misread the observations; retrain it"
         )
-    expected = observation_size(num_players)
+    # Every layout version appends fields, so an older agent reads the prefix its version had (act slices it).
+    expected = observation_size_in_version(num_players, layout_version)
     if observation.get("size") != expected:
         raise ValueError(f"agent {path!r} reads observations of size {observation.get('size')!r}, but {num_players} players give size {expected}")
     network = metadata.get("network")

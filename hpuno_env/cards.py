@@ -76,30 +76,44 @@ assert int(CARD_COPIES.sum()) == DECK_SIZE
 # The ordered full deck: every copy of every card type, in card-type order.
 FULL_DECK = np.repeat(np.arange(NUM_CARD_TYPES, dtype=np.int8), CARD_COPIES)
 
+# The decks of the rules option ``deck`` (docs/rules.md §15.1): the classic deck is the
+# Harry Potter deck without its Sorting Hats, which come last in FULL_DECK, so its
+# ordered cards are the first CLASSIC_DECK_SIZE of FULL_DECK.
+DECKS = ("harry_potter", "classic")
+CLASSIC_DECK_SIZE = 108
+DECK_COPIES = {
+    "harry_potter": CARD_COPIES,
+    "classic": np.where(np.arange(NUM_CARD_TYPES) == SORTING_HAT, 0, CARD_COPIES).astype(np.int8),
+}
+DECK_SIZES = {deck: int(copies.sum()) for deck, copies in DECK_COPIES.items()}
+assert DECK_SIZES["classic"] == CLASSIC_DECK_SIZE and (FULL_DECK[CLASSIC_DECK_SIZE:] == SORTING_HAT).all()
 
-def deck_from_labels(labels) -> np.ndarray:
-    """Turn a stacked deck (112 card labels, top first) into card codes.
 
-    Raises ``ValueError`` naming the problem unless the deck holds every one of
-    the 112 cards exactly once.
+def deck_from_labels(labels, deck: str = "harry_potter") -> np.ndarray:
+    """Turn a stacked deck (card labels, top first: 112 for the Harry Potter deck, 108 for
+    the classic one) into card codes.
+
+    Raises ``ValueError`` naming the problem unless the deck holds every card of
+    that deck exactly once.
     """
     labels = list(labels)
     unknown = [label for label in labels if label not in CARD_INDEX]
     if unknown:
         raise ValueError(f"deck: unknown card labels {sorted(set(map(str, unknown)))[:5]}")
     codes = np.array([CARD_INDEX[label] for label in labels], dtype=np.int8)
-    check_deck_codes(codes)
+    check_deck_codes(codes, deck)
     return codes
 
 
-def check_deck_codes(codes: np.ndarray) -> None:
-    """Raise ``ValueError`` unless ``codes`` is a full deck in some order."""
-    if codes.shape != (DECK_SIZE,):
-        raise ValueError(f"deck: expected {DECK_SIZE} cards, got {codes.shape[0] if codes.ndim else 0}")
+def check_deck_codes(codes: np.ndarray, deck: str = "harry_potter") -> None:
+    """Raise ``ValueError`` unless ``codes`` is the full ``deck`` (a name of DECKS) in some order."""
+    copies, size = DECK_COPIES[deck], DECK_SIZES[deck]
+    if codes.shape != (size,):
+        raise ValueError(f"deck: expected {size} cards, got {codes.shape[0] if codes.ndim else 0} (the {deck} deck)")
     if codes.min() < 0 or codes.max() >= NUM_CARD_TYPES:
         raise ValueError("deck: card codes must be in 0..54")
     counts = np.bincount(codes, minlength=NUM_CARD_TYPES)
-    wrong = [CARD_LABELS[c] for c in range(NUM_CARD_TYPES) if counts[c] != CARD_COPIES[c]]
+    wrong = [c for c in range(NUM_CARD_TYPES) if counts[c] != copies[c]]
     if wrong:
-        details = ", ".join(f"{CARD_LABELS[CARD_INDEX[w]]} x{counts[CARD_INDEX[w]]} (want {CARD_COPIES[CARD_INDEX[w]]})" for w in wrong[:5])
-        raise ValueError(f"deck: wrong number of copies: {details}")
+        details = ", ".join(f"{CARD_LABELS[c]} x{counts[c]} (want {copies[c]})" for c in wrong[:5])
+        raise ValueError(f"deck: wrong number of copies: {details} (the {deck} deck)")

@@ -9,8 +9,9 @@ the next seat to the left, whatever the direction of play).
 Everything a strong human player knows, and nothing else: their own hand,
 public facts (pile sizes, every discard still on the discard pile, hand sizes,
 UNO calls, colours a seat showed it lacks by drawing instead of playing on
-them, scores) and private knowledge earned in play (the card just drawn, a
-hand shown to this seat by a Wild Draw Four challenge).
+them, scores, the pending draw, the rules in play) and private knowledge
+earned in play (the card just drawn, a hand shown to this seat by a Wild Draw
+Four challenge, a hand this seat passed on by a Seven or a Zero).
 
 Every entry is a small count or flag, so the vector is int8: a quarter of the
 bytes of float32, and policies cast to float anyway. Match scores do not fit
@@ -30,11 +31,11 @@ OBS_DTYPE = np.int8
 # of any field of observation_layout (or what kernel.observe_one writes into
 # it) changes: a trained network reads the vector by position, so an old
 # agent would silently misread a new layout.
-OBSERVATION_VERSION = 2
+OBSERVATION_VERSION = 3
 # The fields each version appended at the end of the layout. An earlier version's
 # vector is a prefix of today's, so a checkpoint trained on it can continue
 # (train.py --resume) with zero weights on the fields added since.
-FIELDS_ADDED_IN_VERSION = {2: ("other_chose_color",)}
+FIELDS_ADDED_IN_VERSION = {2: ("other_chose_color",), 3: ("pending_draw", "house_phase", "house_rules")}
 
 
 def observation_layout(num_players: int) -> dict[str, slice]:
@@ -60,6 +61,12 @@ def observation_layout(num_players: int) -> dict[str, slice]:
         ("revealed_seen", others),  # 1 if that seat's hand was shown to me this round
         ("revealed_hands", others * NUM_CARD_TYPES),  # per other seat: the hand it showed me
         ("other_chose_color", others * 4),  # per other seat: one-hot, the colour it last moved play into this round
+        # Version 3: the house rules (docs/rules.md §15.9).
+        ("pending_draw", 1),  # cards the next player must draw for Draw Two / Wild Draw Four cards played
+        ("house_phase", 2),  # one-hot: phase "stack", phase "jump" (the "phase" one-hot is zeros then)
+        ("house_rules", 8),  # the rules in play: classic deck, stacking Draw Two on Draw Two, Wild Draw Four
+        #                      on Wild Draw Four, Wild Draw Four on Draw Two, jump_in, seven_zero,
+        #                      draw_until_playable, forced_play
     ]
     layout, start = {}, 0
     for name, size in fields:
@@ -107,6 +114,7 @@ def observation_scale(num_players: int) -> np.ndarray:
         "my_score_pct": 1.0 / 100,
         "other_scores_pct": 1.0 / 100,
         "other_hand_sizes": 1.0 / STARTING_HAND,
+        "pending_draw": 1.0 / 8,  # two Wild Draw Fours
     }
     layout = observation_layout(num_players)
     unscaled = set(layout) - set(scales) - set(_FLAG_FIELDS)
@@ -140,6 +148,7 @@ def hidden_hands_scale(num_players: int) -> np.ndarray:
 _FLAG_FIELDS = (
     "top_card", "current_color", "phase", "drawn_card", "direction_left", "my_uno_called", "other_uno_called",
     "other_lacks_color", "other_chose_color", "wd4_prev_color", "catch_offender", "revealed_seen",
+    "house_phase", "house_rules",
 )
 
 
@@ -160,7 +169,7 @@ def full_state(s, num_players: int, target_score: int) -> np.ndarray:
         s.hands.reshape(G, -1),
         np.eye(NUM_CARD_TYPES, dtype=np.int8)[top],
         (s.current_color[:, None] == np.arange(4)).astype(np.int8),
-        np.eye(NUM_PHASES, dtype=np.int8)[s.phase],
+        (s.phase[:, None] == np.arange(NUM_PHASES)).astype(np.int8),  # the house rules' phases: zeros
         (s.current_player[:, None] == np.arange(num_players)).astype(np.int8),
         (s.direction > 0).astype(np.int8)[:, None],
         np.minimum(s.draw_count, 127).astype(np.int8)[:, None],

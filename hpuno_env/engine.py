@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from . import kernel, worlds
-from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_SIZE, NUM_ACTIONS, check_deck_codes, deck_from_labels
+from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_COPIES, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
 from .options import RulesOptions, kernel_params
 
@@ -145,8 +145,8 @@ class VectorEngine:
         """Start a fresh match in every game (or only in ``games``, an index array).
 
         options:
-            ``"deck"``: a stacked deck, 112 card labels (or codes) top first, for every
-                reset game; or one deck per reset game, shape (len(games), 112).
+            ``"deck"``: a stacked deck, 112 card labels (or codes) top first (108 for the
+                classic deck), for every reset game; or one deck per reset game, shape (len(games), 112).
             ``"dealer"``: the first dealer's seat (else the draw for dealer decides).
         Other keys are ignored. Bad values raise ``ValueError`` and change nothing.
         """
@@ -179,15 +179,16 @@ class VectorEngine:
         if deck is None:
             return np.full((count, 1), -1, np.int8)
         array = np.asarray(deck)
+        deck_name, size = self.options.deck, self.params.deck_size
         if array.ndim == 1:
-            codes = deck_from_labels(array) if array.dtype.kind in "UO" else np.asarray(array, np.int64)
+            codes = deck_from_labels(array, deck_name) if array.dtype.kind in "UO" else np.asarray(array, np.int64)
             if array.dtype.kind not in "UO":
-                check_deck_codes(codes)
+                check_deck_codes(codes, deck_name)
             return np.tile(codes.astype(np.int8), (count, 1))
         if array.ndim == 2 and array.shape[0] == count:
             rows = [self._decks_option(row, 1)[0] for row in array]
-            return np.stack(rows) if rows else np.zeros((0, DECK_SIZE), np.int8)
-        raise ValueError(f"deck must be 112 cards, or one deck per reset game ({count}, 112); got shape {array.shape}")
+            return np.stack(rows) if rows else np.zeros((0, size), np.int8)
+        raise ValueError(f"deck must be {size} cards, or one deck per reset game ({count}, {size}); got shape {array.shape}")
 
     # ------------------------------------------------------------ stepping
 
@@ -277,11 +278,12 @@ class VectorEngine:
         """One game as a plain JSON-serialisable dict.
 
         Keys: ``current`` (agent to act, None when over), ``phase`` (``"color"``, ``"play"``,
-        ``"drawn"``, ``"target"``, ``"challenge"``, ``"catch"``, ``"over"``), ``hands`` ({agent:
+        ``"drawn"``, ``"target"``, ``"challenge"``, ``"catch"``, ``"stack"``, ``"jump"``, ``"over"``), ``hands`` ({agent:
         labels in CARD_LABELS order}), ``top``, ``color`` (None while a wild's colour is
         unnamed), ``direction`` (1 left, -1 right), ``draw_pile`` (top first), ``discard``
-        (bottom first), ``scores`` (match totals), ``dealer``, ``round`` (from 1) and
-        ``uno_called`` ({agent: standing call}).
+        (bottom first), ``scores`` (match totals), ``dealer``, ``round`` (from 1),
+        ``uno_called`` ({agent: standing call}) and ``pending_draw`` (cards the next player
+        must draw for Draw Two / Wild Draw Four cards played, docs/rules.md §15.2).
         """
         self._require_dealt("game_state()")
         s, g = self.state, game
@@ -304,6 +306,7 @@ class VectorEngine:
             "dealer": seat_name[int(s.dealer[g])],
             "round": int(s.round_number[g]),
             "uno_called": {seat_name[p]: bool(s.uno_called[g, p]) for p in range(self.num_players)},
+            "pending_draw": int(s.pending_draw[g]),
         }
 
     def events(self, game: int = 0) -> list[tuple[int, int, int, int]]:
@@ -313,7 +316,7 @@ class VectorEngine:
 
     def round_deck(self, game: int = 0) -> list[str]:
         """The deck this round was dealt from, top first (replays a round with options={"deck": ...})."""
-        return [CARD_LABELS[c] for c in self.state.round_deck[game]]
+        return [CARD_LABELS[c] for c in self.state.round_deck[game, : self.params.deck_size]]
 
     def last_reshuffle(self, game: int = 0) -> list[str] | None:
         """The draw pile the last step's reshuffle made (top first), or None if there was none."""
@@ -397,7 +400,7 @@ class VectorEngine:
         if observation.shape != (self.observation_size,) or observation.dtype.kind not in "iu":
             raise ValueError(f"observation must be {self.observation_size} ints (an observe() row), got {observation.dtype} {observation.shape}")
         scratch = kernel.allocate_state(1, self.num_players)
-        worlds.write_view(scratch, 0, observation, self.num_players, self.options.target_score)
+        worlds.write_view(scratch, 0, observation, self.num_players, self.options.target_score, DECK_COPIES[self.options.deck])
         worlds.copy_games(self.state, np.array([slot]), scratch, np.array([0]))
         self._mark_dealt(np.array([slot]))
 

@@ -238,9 +238,11 @@ def prefetch_all(view):
         prefetch(view, offset)
 
 
-# Phases (game_state() spells them out with PHASE_NAMES).
-PLAY, DRAWN, COLOR, TARGET, CHALLENGE_PHASE, CATCH_PHASE, OVER = range(7)
-PHASE_NAMES = ("play", "drawn", "color", "target", "challenge", "catch", "over")
+# Phases (game_state() spells them out with PHASE_NAMES). The house rules' phases
+# (docs/rules.md §15) come after the base game's: the observation's "phase" one-hot
+# covers the NUM_PHASES base phases, "house_phase" the other two.
+PLAY, DRAWN, COLOR, TARGET, CHALLENGE_PHASE, CATCH_PHASE, OVER, STACK_PHASE, JUMP_PHASE = range(9)
+PHASE_NAMES = ("play", "drawn", "color", "target", "challenge", "catch", "over", "stack", "jump")
 NUM_PHASES = 7
 
 # uno_catch / scoring / episode / reward codes (indices of the tuples in options.py).
@@ -264,7 +266,7 @@ EV_UNO = 8  # seat a called UNO
 EV_CATCH = 9  # seat a caught seat b not calling UNO
 EV_PASS = 10  # seat a let seat b go
 EV_CHALLENGE = 11  # seat a challenged seat b's Wild Draw Four; c: 1 guilty, 0 innocent
-EV_ACCEPT = 12  # seat a accepted a Wild Draw Four
+EV_ACCEPT = 12  # seat a accepted a Wild Draw Four (c = 0) or a stack of Draw Twos (c = 1)
 EV_RESHUFFLE = 13  # the discard pile (a cards) became the draw pile
 EV_ROUND_END = 14  # seat a won the round, scoring b points
 EV_MATCH_END = 15  # seat a won the match
@@ -273,6 +275,11 @@ EV_WD4_RETURN = 17  # a starting Wild Draw Four went back into the draw pile, a 
 EV_TRUNCATED = 18  # the round hit max_turns
 EV_TARGET = 19  # seat a aimed its Sorting Hat at seat b
 EV_DIRECTION = 20  # play now goes a (1 left, -1 right)
+EV_STACK = 21  # seat a stacked card b on a pending draw of c cards
+EV_JUMP = 22  # seat a jumped in with card b
+EV_NO_JUMP = 23  # seat a did not jump in
+EV_SWAP = 24  # seats a and b swapped hands (a Seven)
+EV_ROTATE = 25  # every hand passed to the next seat in direction a (a Zero)
 
 # What is left of a turn after an action (apply_action, play_card, end_turn return
 # it to step_games, so that each of those is inlined at one call site).
@@ -306,6 +313,9 @@ class EngineState(NamedTuple):
     wd4_prev_color: np.ndarray  # (G,) int8: the colour current before it
     wd4_guilty: np.ndarray  # (G,) bool: its player held a card of that colour
     catch_offender: np.ndarray  # (G,) int8: the seat that may be caught in a catch window
+    pending_draw: np.ndarray  # (G,) int16: cards the next player must draw for Draw Two / Wild Draw Four cards played
+    jump_next: np.ndarray  # (G,) int8: in a jump window, the seat whose turn begins if no one jumps
+    hands_swapped: np.ndarray  # (G,) bool: this turn's Seven or Zero moved hands (no catch window follows)
     revealed: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] hand shown by a challenge
     revealed_seen: np.ndarray  # (G, P, P) bool: [viewer, owner] has been shown a hand this round
     revealed_held: np.ndarray  # (G, P, P, 55) int8: [viewer, owner] cards of the shown hand not played since
@@ -346,6 +356,9 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
         wd4_prev_color=np.full(G, -1, np.int8),
         wd4_guilty=np.zeros(G, np.bool_),
         catch_offender=np.full(G, -1, np.int8),
+        pending_draw=np.zeros(G, np.int16),
+        jump_next=np.full(G, -1, np.int8),
+        hands_swapped=np.zeros(G, np.bool_),
         revealed=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
         revealed_seen=np.zeros((G, P, P), np.bool_),
         revealed_held=np.zeros((G, P, P, NUM_CARD_TYPES), np.int8),
@@ -562,11 +575,131 @@ def begin_turn(s, g, seat):
     s.uno_called[g, seat] = False
 
 
+@jit
+def find_jumper(s, p, g, next_to_play):
+    """docs/rules.md §15.3: the seat that may jump in on the card this turn played, or -1.
+    Only a coloured card still on top; never its own player, nor the seat about to play."""
+    card = s.turn_card[g]
+    if card < 0 or CARD_COLOR[card] < 0 or s.discard[g, s.discard_count[g] - 1] != card:
+        return -1
+    for seat in range(p.num_players):
+        if seat != s.turn_player[g] and seat != next_to_play and s.hands[g, seat, card] > 0:
+            return seat
+    return -1
+
+
+@leaf
+def start_next_turn(s, p, g, seat):
+    """The turn's card is done with: seat begins the next turn, unless a jump window opens first (§15.3)."""
+    if p.jump_in == 1:
+        jumper = find_jumper(s, p, g, seat)
+        if jumper >= 0:
+            s.phase[g] = JUMP_PHASE
+            s.current_player[g] = jumper
+            s.jump_next[g] = seat
+            return
+    begin_turn(s, g, seat)
+
+
 @leaf
 def skip_to_after(s, p, g, seat):
     """seat loses its turn; the seat after it begins one."""
     log_event(s, g, EV_SKIPPED, seat, 0, 0)
-    begin_turn(s, g, next_seat(s, p, g, seat))
+    start_next_turn(s, p, g, next_seat(s, p, g, seat))
+
+
+@leaf
+def take_pending_draw(s, g, seat, reason, extra):
+    """seat draws the pending draw (plus extra cards); nothing is pending any more."""
+    forced_draw(s, g, seat, s.pending_draw[g] + extra, reason)
+    s.pending_draw[g] = 0
+
+
+@leaf
+def wd4_stackable(s, p, g, seat):
+    """seat may put a Wild Draw Four on the pending draw (§15.2): held, and playable at all (§6)."""
+    if s.hands[g, seat, WILD_DRAW4] == 0:
+        return False
+    return p.wd4_bluffing == 1 or not holds_color(s.hands, g, seat, s.current_color[g])
+
+
+@jit
+def can_stack(s, p, g, seat):
+    """docs/rules.md §15.2: does seat hold a card it may stack on the top card (a Draw Two or Wild Draw Four)?"""
+    if s.discard[g, s.discard_count[g] - 1] == WILD_DRAW4:
+        return p.stack_draw4 == 1 and wd4_stackable(s, p, g, seat)
+    if p.stack_mixed == 1 and wd4_stackable(s, p, g, seat):
+        return True
+    if p.stack_draw2 == 1:
+        for color in range(4):
+            if s.hands[g, seat, color * 13 + DRAW2_RANK] > 0:
+                return True
+    return False
+
+
+# ---------------------------------------------------------------- Seven-O (docs/rules.md §15.4)
+
+
+@jit
+def exchange_seats(s, p, g, a, b):
+    """Seats a and b exchange hands, and with them what is known about each hand:
+    its lacks-colour marks, its last chosen colour, and every record of it having been shown."""
+    for card in range(NUM_CARD_TYPES):
+        s.hands[g, a, card], s.hands[g, b, card] = s.hands[g, b, card], s.hands[g, a, card]
+    s.hand_sizes[g, a], s.hand_sizes[g, b] = s.hand_sizes[g, b], s.hand_sizes[g, a]
+    for color in range(4):
+        s.lacks_color[g, a, color], s.lacks_color[g, b, color] = s.lacks_color[g, b, color], s.lacks_color[g, a, color]
+    s.chose_color[g, a], s.chose_color[g, b] = s.chose_color[g, b], s.chose_color[g, a]
+    for viewer in range(p.num_players):
+        s.revealed_seen[g, viewer, a], s.revealed_seen[g, viewer, b] = s.revealed_seen[g, viewer, b], s.revealed_seen[g, viewer, a]
+        for card in range(NUM_CARD_TYPES):
+            s.revealed[g, viewer, a, card], s.revealed[g, viewer, b, card] = (
+                s.revealed[g, viewer, b, card], s.revealed[g, viewer, a, card]
+            )
+            s.revealed_held[g, viewer, a, card], s.revealed_held[g, viewer, b, card] = (
+                s.revealed_held[g, viewer, b, card], s.revealed_held[g, viewer, a, card]
+            )
+
+
+@jit
+def hand_passed(s, g, giver, holder):
+    """After hands moved: giver knows the hand it passed to holder; holder's old records of
+    its own new hand are dropped (it holds those cards now); holder's UNO call is cleared."""
+    for card in range(NUM_CARD_TYPES):
+        s.revealed[g, giver, holder, card] = s.hands[g, holder, card]
+        s.revealed[g, holder, holder, card] = 0
+        s.revealed_held[g, giver, holder, card] = s.hands[g, holder, card]
+        s.revealed_held[g, holder, holder, card] = 0
+    s.revealed_seen[g, giver, holder] = True
+    s.revealed_seen[g, holder, holder] = False
+    s.uno_called[g, holder] = False
+
+
+@jit
+def swap_hands(s, p, g, a, b):
+    """A Seven: seats a and b swap hands."""
+    exchange_seats(s, p, g, a, b)
+    hand_passed(s, g, a, b)
+    hand_passed(s, g, b, a)
+    s.hands_swapped[g] = True
+    log_event(s, g, EV_SWAP, a, b, 0)
+
+
+@jit
+def rotate_hands(s, p, g):
+    """A Zero: every hand goes to the next seat in the direction of play."""
+    P = p.num_players
+    direction = s.direction[g]
+    if direction > 0:  # seat i's hand to seat i + 1: exchanges (P-1, P-2), ..., (1, 0)
+        for seat in range(P - 1, 0, -1):
+            exchange_seats(s, p, g, seat, seat - 1)
+    else:  # seat i's hand to seat i - 1: exchanges (0, 1), ..., (P-2, P-1)
+        for seat in range(P - 1):
+            exchange_seats(s, p, g, seat, seat + 1)
+    for seat in range(P):
+        hand_passed(s, g, seat, (seat + direction) % P)
+    s.hands_swapped[g] = True
+    log_event(s, g, EV_ROTATE, direction, 0, 0)
 
 
 @leaf
@@ -587,6 +720,7 @@ def play_card(s, p, g, seat, card):
         s.wd4_player[g] = seat
         s.wd4_prev_color[g] = s.current_color[g]
         s.wd4_guilty[g] = holds_color(s.hands, g, seat, s.current_color[g])
+        s.pending_draw[g] += 4
     s.hands[g, seat, card] -= 1
     s.hand_sizes[g, seat] -= 1
     for viewer in range(p.num_players):  # a shown card played is no longer known to be held
@@ -597,6 +731,7 @@ def play_card(s, p, g, seat, card):
     s.discard_count[g] += 1
     s.turn_card[g] = card
     s.drawn_card[g] = -1
+    s.hands_swapped[g] = False
     log_event(s, g, EV_PLAY, seat, card, 0)
     if CARD_COLOR[card] < 0:
         s.current_color[g] = -1
@@ -607,9 +742,20 @@ def play_card(s, p, g, seat, card):
         s.chose_color[g, seat] = CARD_COLOR[card]
     s.current_color[g] = CARD_COLOR[card]
     s.lacks_color[g, seat, CARD_COLOR[card]] = False
-    if CARD_RANK[card] == REVERSE_RANK:
+    rank = CARD_RANK[card]
+    if rank == REVERSE_RANK:
         s.direction[g] = -s.direction[g]
         log_event(s, g, EV_DIRECTION, s.direction[g], 0, 0)
+    elif rank == DRAW2_RANK:
+        s.pending_draw[g] += 2
+    elif p.seven_zero == 1 and s.hand_sizes[g, seat] > 0:  # §15.4: a last 7 or 0 swaps nothing
+        if rank == 7:
+            if p.num_players > 2:
+                s.phase[g] = TARGET
+                return DONE
+            swap_hands(s, p, g, seat, 1 - seat)
+        elif rank == 0:
+            rotate_hands(s, p, g)
     return END_TURN
 
 
@@ -627,7 +773,7 @@ def end_turn(s, p, g):
     if s.hand_sizes[g, seat] == 0:
         end_round(s, p, g, seat)
         return DONE
-    if s.hand_sizes[g, seat] == 1 and not s.uno_called[g, seat] and s.turn_card[g] >= 0:
+    if s.hand_sizes[g, seat] == 1 and not s.uno_called[g, seat] and s.turn_card[g] >= 0 and not s.hands_swapped[g]:
         if p.uno_catch == CATCH_WINDOW:
             s.catch_offender[g] = seat
             s.phase[g] = CATCH_PHASE
@@ -643,13 +789,18 @@ def apply_card_effect(s, p, g):
     """What the turn's card does to the next player, then the next turn begins."""
     card = s.turn_card[g]
     following = next_seat(s, p, g, s.turn_player[g])
-    if card == WILD_DRAW4 and p.wd4_bluffing == 1:
-        s.phase[g] = CHALLENGE_PHASE
+    if card == WILD_DRAW4:
+        if p.wd4_bluffing == 1 or (p.stack_draw4 == 1 and can_stack(s, p, g, following)):
+            s.phase[g] = CHALLENGE_PHASE
+            s.current_player[g] = following
+            return
+    elif card >= 0 and CARD_RANK[card] == DRAW2_RANK and p.stack_draw2 == 1 and can_stack(s, p, g, following):
+        s.phase[g] = STACK_PHASE  # §15.2: stack on it or take the pending draw
         s.current_player[g] = following
         return
     penalty, reason = card_penalty(card)
     if penalty > 0:
-        forced_draw(s, g, following, penalty, reason)
+        take_pending_draw(s, g, following, reason, 0)
     rank = CARD_RANK[card] if card >= 0 and CARD_COLOR[card] >= 0 else -1
     skips = (
         penalty > 0
@@ -659,7 +810,7 @@ def apply_card_effect(s, p, g):
     if skips:
         skip_to_after(s, p, g, following)
     else:
-        begin_turn(s, g, following)
+        start_next_turn(s, p, g, following)
 
 
 # ---------------------------------------------------------------- rounds and matches
@@ -670,8 +821,8 @@ def end_round(s, p, g, winner):
     """docs/rules.md §9: a final Draw Two / Wild Draw Four still
     makes the next player draw (no challenge); those cards count."""
     penalty, reason = card_penalty(s.turn_card[g])
-    if penalty > 0:
-        forced_draw(s, g, next_seat(s, p, g, winner), penalty, reason)
+    if penalty > 0:  # the whole pending draw: 2 or 4, or a stack's total (§15.2)
+        take_pending_draw(s, g, next_seat(s, p, g, winner), reason, 0)
     s.phase[g] = OVER
     s.current_player[g] = -1
 
@@ -696,13 +847,16 @@ def deal_round(s, p, g):
     s.wd4_prev_color[g] = -1
     s.wd4_guilty[g] = False
     s.catch_offender[g] = -1
+    s.pending_draw[g] = 0
+    s.jump_next[g] = -1
+    s.hands_swapped[g] = False
     dealer = s.dealer[g]
     dealt = 7 * P
     for i in range(dealt):
         add_to_hand(s, g, (dealer + 1 + i) % P, deck[i])
-    remaining = DECK_SIZE - dealt
+    remaining = p.deck_size - dealt
     for i in range(remaining):
-        s.draw_pile[g, i] = deck[DECK_SIZE - 1 - i]
+        s.draw_pile[g, i] = deck[p.deck_size - 1 - i]
     s.draw_count[g] = remaining
     s.discard_count[g] = 0
     # A starting Wild Draw Four goes back at a random place; turn the next card.
@@ -744,11 +898,12 @@ def deal_round(s, p, g):
 
 
 @leaf
-def shuffle_full_deck(s, g, out):
-    """Fill out (112 cards) with a freshly shuffled full deck."""
-    for i in range(DECK_SIZE):
+def shuffle_full_deck(s, p, g, out):
+    """Fill out[:deck_size] with a freshly shuffled full deck (the classic deck: FULL_DECK
+    but its Sorting Hats, which come last)."""
+    for i in range(p.deck_size):
         out[i] = FULL_DECK[i]
-    shuffle(s, g, out, len(out))  # len, not DECK_SIZE: a literal argument would compile shuffle twice
+    shuffle(s, g, out, p.deck_size)
 
 
 @jit
@@ -756,7 +911,7 @@ def draw_for_dealer(s, p, g):
     """docs/rules.md §3.1: highest number deals; ties draw again from the same deck.
     Seats still drawing are the bits of in_draw."""
     deck = s.scratch_deck[g]
-    shuffle_full_deck(s, g, deck)
+    shuffle_full_deck(s, p, g, deck)
     position = 0
     in_draw = (1 << p.num_players) - 1
     while True:
@@ -764,8 +919,8 @@ def draw_for_dealer(s, p, g):
         values = 0  # 4 bits per seat
         for seat in range(p.num_players):
             if in_draw >> seat & 1:
-                if position == DECK_SIZE:
-                    shuffle(s, g, deck, len(deck))
+                if position == p.deck_size:
+                    shuffle(s, g, deck, p.deck_size)
                     position = 0
                 value = int(CARD_DEALER_VALUE[deck[position]])
                 position += 1
@@ -791,10 +946,10 @@ def start_match(s, p, g, deck, use_deck, dealer):
     s.round_number[g] = 1
     s.dealer[g] = dealer if dealer >= 0 else draw_for_dealer(s, p, g)
     if use_deck:
-        for i in range(DECK_SIZE):
+        for i in range(p.deck_size):
             s.round_deck[g, i] = deck[i]
     else:
-        shuffle_full_deck(s, g, s.round_deck[g])
+        shuffle_full_deck(s, p, g, s.round_deck[g])
     deal_round(s, p, g)
 
 
@@ -849,7 +1004,7 @@ def finish_round(s, p, g, rewards, terminated):
     # The match goes on: the deal passes left.
     s.round_number[g] += 1
     s.dealer[g] = (s.dealer[g] + 1) % P
-    shuffle_full_deck(s, g, s.round_deck[g])
+    shuffle_full_deck(s, p, g, s.round_deck[g])
     deal_round(s, p, g)
 
 
@@ -874,22 +1029,40 @@ def apply_action(s, p, g, action):
         if card < 0:
             return END_TURN
         add_to_hand(s, g, seat, card)
-        if not is_playable(s, p, g, seat, card):
-            return END_TURN
+        while not is_playable(s, p, g, seat, card):
+            if p.draw_until_playable == 0:
+                return END_TURN
+            card = draw_one(s, g)  # §15.5: draw on until a playable card or nothing is left
+            log_event(s, g, EV_DRAW, seat, card, 0)
+            if card < 0:
+                return END_TURN
+            add_to_hand(s, g, seat, card)
         s.drawn_card[g] = card
         s.phase[g] = DRAWN
         return DONE
-    if phase == PLAY or phase == DRAWN:
-        if action != KEEP:
-            return play_card(s, p, g, seat, action)
+    if action < NUM_CARD_TYPES:
+        if phase == STACK_PHASE or phase == CHALLENGE_PHASE or phase == JUMP_PHASE:
+            # §15.2 / §15.3: a stack play or a jump is the turn of the seat that makes it
+            if phase == JUMP_PHASE:
+                log_event(s, g, EV_JUMP, seat, action, 0)
+            else:
+                log_event(s, g, EV_STACK, seat, action, s.pending_draw[g])
+            s.turn_player[g] = seat
+        return play_card(s, p, g, seat, action)
+    if action == KEEP:
         log_event(s, g, EV_KEEP, seat, 0, 0)
         s.drawn_card[g] = -1
         return END_TURN
-    if phase == CHALLENGE_PHASE:
+    if phase == JUMP_PHASE:  # pass: the turn that was to begin begins
+        log_event(s, g, EV_NO_JUMP, seat, 0, 0)
+        begin_turn(s, g, s.jump_next[g])
+        return DONE
+    if phase == CHALLENGE_PHASE or phase == STACK_PHASE:
+        # §6 and §15.2: the pending draw is taken (accept), or a challenge decides who takes it
         offender = s.wd4_player[g]
         if action == ACCEPT:
-            log_event(s, g, EV_ACCEPT, seat, 0, 0)
-            loser, penalty, reason = seat, 4, REASON_WD4
+            log_event(s, g, EV_ACCEPT, seat, 0, 1 if phase == STACK_PHASE else 0)
+            loser, extra, reason = seat, 0, REASON_WD4 if phase == CHALLENGE_PHASE else REASON_DRAW2
         else:
             for card in range(NUM_CARD_TYPES):
                 s.revealed[g, seat, offender, card] = s.hands[g, offender, card]
@@ -897,11 +1070,11 @@ def apply_action(s, p, g, action):
             s.revealed_seen[g, seat, offender] = True
             log_event(s, g, EV_CHALLENGE, seat, offender, 1 if s.wd4_guilty[g] else 0)
             if s.wd4_guilty[g]:
-                loser, penalty, reason = offender, 4, REASON_GUILTY
+                loser, extra, reason = offender, 0, REASON_GUILTY
             else:
-                loser, penalty, reason = seat, 6, REASON_INNOCENT
-        forced_draw(s, g, loser, penalty, reason)
-        if loser == offender:  # a guilty bluffer: the challenger plays on
+                loser, extra, reason = seat, 2, REASON_INNOCENT
+        take_pending_draw(s, g, loser, reason, extra)
+        if reason == REASON_GUILTY:  # a guilty bluffer: the challenger plays on
             begin_turn(s, g, seat)
         else:
             skip_to_after(s, p, g, seat)
@@ -936,6 +1109,9 @@ def apply_action(s, p, g, action):
         target = 1 - seat
     else:  # TARGET
         target = (seat + action - TARGET_BASE + 1) % p.num_players
+        if s.turn_card[g] != SORTING_HAT:  # a Seven's target (§15.4)
+            swap_hands(s, p, g, seat, target)
+            return END_TURN
     # The Sorting Hat's target is known (named, or the only other seat).
     log_event(s, g, EV_TARGET, seat, target, 0)
     draw_until_gryffindor(s, p, g, target)
@@ -968,7 +1144,7 @@ def legal_mask_one(s, p, g, mask):
         )
     elif phase == DRAWN:
         mask[s.drawn_card[g]] = True
-        mask[KEEP] = True
+        mask[KEEP] = p.forced_play == 0
         mask[UNO] = p.uno_catch != CATCH_OFF and s.hand_sizes[g, seat] == 2 and not s.uno_called[g, seat]
     elif phase == COLOR:
         for color in range(4):
@@ -977,11 +1153,29 @@ def legal_mask_one(s, p, g, mask):
         for k in range(p.num_players - 1):
             mask[TARGET_BASE + k] = True
     elif phase == CHALLENGE_PHASE:
-        mask[CHALLENGE] = True
+        mask[CHALLENGE] = p.wd4_bluffing == 1
         mask[ACCEPT] = True
+        if p.stack_draw4 == 1 and wd4_stackable(s, p, g, seat):
+            mask[WILD_DRAW4] = True
+            mask[UNO] = p.uno_catch != CATCH_OFF and s.hand_sizes[g, seat] == 2 and not s.uno_called[g, seat]
     elif phase == CATCH_PHASE:
         mask[CATCH] = True
         mask[PASS] = True
+    elif phase == STACK_PHASE:
+        mask[ACCEPT] = True
+        stackable = False
+        for color in range(4):  # stack_draw2 is on in this phase
+            if s.hands[g, seat, color * 13 + DRAW2_RANK] > 0:
+                mask[color * 13 + DRAW2_RANK] = True
+                stackable = True
+        if p.stack_mixed == 1 and wd4_stackable(s, p, g, seat):
+            mask[WILD_DRAW4] = True
+            stackable = True
+        mask[UNO] = stackable and p.uno_catch != CATCH_OFF and s.hand_sizes[g, seat] == 2 and not s.uno_called[g, seat]
+    elif phase == JUMP_PHASE:
+        mask[s.discard[g, s.discard_count[g] - 1]] = True
+        mask[PASS] = True
+        mask[UNO] = p.uno_catch != CATCH_OFF and s.hand_sizes[g, seat] == 2 and not s.uno_called[g, seat]
 
 
 # ---------------------------------------------------------------- batch entry points
@@ -1082,7 +1276,8 @@ def observe_one(s, p, g, seat, row):
     if s.current_color[g] >= 0:
         row[at + int(s.current_color[g])] = 1
     at += 4
-    row[at + int(s.phase[g])] = 1
+    if s.phase[g] < NUM_PHASES:  # the house rules' phases are in "house_phase", below
+        row[at + int(s.phase[g])] = 1
     at += NUM_PHASES
     if s.phase[g] == DRAWN and seat == s.current_player[g]:  # only the drawer saw it
         row[at + int(s.drawn_card[g])] = 1
@@ -1123,6 +1318,19 @@ def observe_one(s, p, g, seat, row):
         other = other + 1 if other + 1 < P else 0
         if s.chose_color[g, other] >= 0:
             row[at + 4 * k + int(s.chose_color[g, other])] = 1
+    at += 4 * others
+    # Version 3 (docs/rules.md §15.9): the pending draw, the house rules' phases, the rules in play.
+    row[at] = min(127, s.pending_draw[g])
+    row[at + 1] = s.phase[g] == STACK_PHASE
+    row[at + 2] = s.phase[g] == JUMP_PHASE
+    row[at + 3] = p.deck_size != DECK_SIZE
+    row[at + 4] = p.stack_draw2
+    row[at + 5] = p.stack_draw4
+    row[at + 6] = p.stack_mixed
+    row[at + 7] = p.jump_in
+    row[at + 8] = p.seven_zero
+    row[at + 9] = p.draw_until_playable
+    row[at + 10] = p.forced_play
 
 
 # ---------------------------------------------------------------- the step

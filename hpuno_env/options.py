@@ -14,12 +14,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .cards import COLORS
+from .cards import COLORS, DECK_SIZES, DECKS
 
 UNO_CATCH_MODES = ("window", "always", "off")
 SCORING_MODES = ("winner", "lowest")
 EPISODE_MODES = ("round", "match")
 REWARD_MODES = ("win", "points")
+STACKING_MODES = ("none", "draw2", "draw4", "both", "mixed")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,15 @@ class RulesOptions:
         max_turns: decisions after which a round is truncated.
         episode: ``"round"`` (one round per episode) or ``"match"`` (rounds until the match ends).
         reward: ``"win"`` (+1 / -1) or ``"points"`` (card points / 100).
+
+    House rules (docs/rules.md §15), every one off by default:
+        deck: ``"harry_potter"`` (112 cards) or ``"classic"`` (108 cards, no Sorting Hat).
+        stacking: ``"none"``, ``"draw2"`` (a Draw Two on a Draw Two), ``"draw4"`` (a Wild Draw
+            Four on a Wild Draw Four), ``"both"``, ``"mixed"`` (both, and a Wild Draw Four on a Draw Two).
+        jump_in: a player holding a card identical to the one just played may play it out of turn.
+        seven_zero: a 7 swaps hands with a chosen player; a 0 passes every hand to the next player.
+        draw_until_playable: ``draw`` draws until a playable card (or nothing is left).
+        forced_play: a playable drawn card must be played (no ``keep``).
     """
 
     uno_penalty: int = 2
@@ -54,6 +64,12 @@ class RulesOptions:
     max_turns: int = 10000
     episode: str = "round"
     reward: str = "win"
+    deck: str = "harry_potter"
+    stacking: str = "none"
+    jump_in: bool = False
+    seven_zero: bool = False
+    draw_until_playable: bool = False
+    forced_play: bool = False
 
     def __post_init__(self):
         def check_int(name, low, high):
@@ -80,6 +96,12 @@ class RulesOptions:
         check_int("max_turns", 1, 100_000_000)
         check_choice("episode", EPISODE_MODES)
         check_choice("reward", REWARD_MODES)
+        check_choice("deck", DECKS)
+        check_choice("stacking", STACKING_MODES)
+        check_bool("jump_in")
+        check_bool("seven_zero")
+        check_bool("draw_until_playable")
+        check_bool("forced_play")
 
     @classmethod
     def from_kwargs(cls, **kwargs) -> RulesOptions:
@@ -109,6 +131,14 @@ class KernelParams(NamedTuple):
     max_turns: int
     episode: int  # index into EPISODE_MODES
     reward: int  # index into REWARD_MODES
+    deck_size: int  # cards in the deck: 112, or 108 for the classic deck
+    stack_draw2: int  # a Draw Two may be stacked on a Draw Two
+    stack_draw4: int  # a Wild Draw Four may be stacked on a Wild Draw Four
+    stack_mixed: int  # a Wild Draw Four may be stacked on a Draw Two
+    jump_in: int
+    seven_zero: int
+    draw_until_playable: int
+    forced_play: int
 
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 10
@@ -139,4 +169,12 @@ def kernel_params(options: RulesOptions, num_players) -> KernelParams:
         max_turns=options.max_turns,
         episode=EPISODE_MODES.index(options.episode),
         reward=REWARD_MODES.index(options.reward),
+        deck_size=DECK_SIZES[options.deck],
+        stack_draw2=int(options.stacking in ("draw2", "both", "mixed")),
+        stack_draw4=int(options.stacking in ("draw4", "both", "mixed")),
+        stack_mixed=int(options.stacking == "mixed"),
+        jump_in=int(options.jump_in),
+        seven_zero=int(options.seven_zero),
+        draw_until_playable=int(options.draw_until_playable),
+        forced_play=int(options.forced_play),
     )

@@ -62,7 +62,7 @@ def describe_events(events, agents, viewer: int | None = None) -> list[str]:
         elif kind == kernel.EV_CHALLENGE:
             lines.append(f"{who} challenged {agents[b]}: {'guilty' if c else 'innocent'}")
         elif kind == kernel.EV_ACCEPT:
-            lines.append(f"{who} accepted the Wild Draw Four")
+            lines.append(f"{who} accepted the {'Draw Two' if c else 'Wild Draw Four'}")
         elif kind == kernel.EV_RESHUFFLE:
             lines.append(f"the discard pile ({a} cards) was shuffled into the draw pile")
         elif kind == kernel.EV_ROUND_END:
@@ -77,6 +77,16 @@ def describe_events(events, agents, viewer: int | None = None) -> list[str]:
             lines.append("the round hit max_turns and was cut short")
         elif kind == kernel.EV_DIRECTION:
             lines.append("play now goes " + ("left" if a > 0 else "right"))
+        elif kind == kernel.EV_STACK:
+            lines.append(f"{who} stacked on {c} cards to draw")
+        elif kind == kernel.EV_JUMP:
+            lines.append(f"{who} jumped in")
+        elif kind == kernel.EV_NO_JUMP:
+            lines.append(f"{who} did not jump in")
+        elif kind == kernel.EV_SWAP:
+            lines.append(f"{who} swapped hands with {agents[b]}")
+        elif kind == kernel.EV_ROTATE:
+            lines.append("every hand passed " + ("left" if a > 0 else "right"))
     return lines
 
 
@@ -102,7 +112,8 @@ def render_ansi(state: dict, viewer: str | None, history: list[str], color: bool
     lines = [
         f"round {state['round']}  dealer {state['dealer']}  play goes {direction_text(state['direction'])}  phase {state['phase']}",
         f"top card {top}  colour {_paint(current_color, color) if state['color'] else current_color}  "
-        f"draw pile {len(state['draw_pile'])}  discards {len(state['discard'])}",
+        f"draw pile {len(state['draw_pile'])}  discards {len(state['discard'])}"
+        + (f"  pending draw {state['pending_draw']}" if state.get("pending_draw") else ""),
     ]
     for agent, hand in state["hands"].items():
         marks = []

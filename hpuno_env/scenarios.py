@@ -1,6 +1,6 @@
 """Stacked decks for scenario tests and demonstrations.
 
-``stacked_deck`` builds a full 112-card deck (card labels, top first: the form
+``stacked_deck`` builds a full deck (112 card labels, or 108 for the classic deck; top first: the form
 ``VectorEngine.reset(options={"deck": deck, "dealer": dealer})`` and the AEC
 environment's ``reset`` take) that deals exactly the cards you ask for.
 
@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from .cards import CARD_COLOR, CARD_COPIES, CARD_INDEX, CARD_LABELS, CARD_RANK, DECK_SIZE
+from .cards import CARD_COLOR, CARD_INDEX, CARD_LABELS, CARD_RANK, DECK_COPIES, DECK_SIZES, DECKS
 from .options import check_num_players
 
 __all__ = ["stacked_deck"]
@@ -90,8 +90,10 @@ def _hands_by_seat(num_players: int, hands) -> list[list[str]]:
     return by_seat
 
 
-def stacked_deck(num_players: int, dealer: int, hands=None, starter: str | None = None, draw_pile=None) -> list[str]:
-    """A full deck (112 labels, top first) that deals the requested cards.
+def stacked_deck(
+    num_players: int, dealer: int, hands=None, starter: str | None = None, draw_pile=None, deck: str = "harry_potter",
+) -> list[str]:
+    """A full deck (112 labels, top first; 108 for the classic deck) that deals the requested cards.
 
     Args:
         num_players: seats, 2..10.
@@ -103,15 +105,20 @@ def stacked_deck(num_players: int, dealer: int, hands=None, starter: str | None 
         starter: the label of the starting card (the first discard); ``None``
             picks a non-interfering number card.
         draw_pile: the first cards of the draw pile after the starter, top first.
+        deck: the rules option ``deck``: ``"harry_potter"`` (112 cards) or ``"classic"``
+            (108 cards, no Sorting Hat; docs/rules.md §15.1).
 
     Returns:
-        112 card labels, top of the deck first: every card of the deck exactly once.
+        112 (or 108) card labels, top of the deck first: every card of the deck exactly once.
 
     Raises:
         ValueError: a bad label, a hand of more than 7 cards, or more copies of
             a card requested than the deck holds (``cards.CARD_COPIES``).
     """
     num_players = check_num_players(num_players)
+    if deck not in DECKS:
+        raise ValueError(f"deck must be one of {DECKS}, got {deck!r}")
+    copies, deck_size = DECK_COPIES[deck], DECK_SIZES[deck]
     if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < num_players:
         raise ValueError(f"dealer must be a seat in [0, {num_players}), got {dealer!r}")
     by_seat = _hands_by_seat(num_players, hands)
@@ -124,14 +131,14 @@ def stacked_deck(num_players: int, dealer: int, hands=None, starter: str | None 
     if starter is not None:
         requested[starter] += 1
     too_many = [
-        f"{label} x{count} (the deck holds {int(CARD_COPIES[CARD_INDEX[label]])})"
+        f"{label} x{count} (the deck holds {int(copies[CARD_INDEX[label]])})"
         for label, count in requested.items()
-        if count > CARD_COPIES[CARD_INDEX[label]]
+        if count > copies[CARD_INDEX[label]]
     ]
     if too_many:
         raise ValueError("stacked_deck: more copies requested than the deck holds: " + ", ".join(sorted(too_many)))
     dealt = HAND_SIZE * num_players
-    if dealt + 1 + len(pile) > DECK_SIZE:
+    if dealt + 1 + len(pile) > deck_size:
         raise ValueError(f"draw_pile: {len(pile)} cards do not fit after dealing {dealt} cards and the starter")
 
     # What is left, in the least-interfering order: number cards, then actions,
@@ -147,7 +154,7 @@ def stacked_deck(num_players: int, dealer: int, hands=None, starter: str | None 
     spare: list[str] = []
     for code in sorted(range(len(CARD_LABELS)), key=order):
         label = CARD_LABELS[code]
-        spare.extend([label] * (int(CARD_COPIES[code]) - requested[label]))
+        spare.extend([label] * (int(copies[code]) - requested[label]))
     spare.reverse()  # pop() from the end takes the least interfering card first
 
     # Fill hands round by round, so fillers spread over seats evenly.
@@ -159,12 +166,12 @@ def stacked_deck(num_players: int, dealer: int, hands=None, starter: str | None 
     if starter is None:
         starter = spare.pop()
 
-    deck: list[str] = []
+    cards: list[str] = []
     for r in range(HAND_SIZE):
         for j in range(num_players):
-            deck.append(full_hands[(dealer + 1 + j) % num_players][r])
-    deck.append(starter)
-    deck.extend(pile)
-    deck.extend(reversed(spare))
-    assert len(deck) == DECK_SIZE
-    return deck
+            cards.append(full_hands[(dealer + 1 + j) % num_players][r])
+    cards.append(starter)
+    cards.extend(pile)
+    cards.extend(reversed(spare))
+    assert len(cards) == deck_size
+    return cards

@@ -11,15 +11,23 @@ API (used by the cross-check harness)
     rules: uno_penalty=2, uno_catch="window"|"always"|"off", wd4_bluffing=True,
     two_player_reverse_skips=True, voluntary_draw=True, gryffindor_color="red",
     target_score=500, scoring="winner"|"lowest", max_turns=10000,
-    episode="round"|"match", reward="win"|"points".  Unknown names or bad values
-    raise ValueError naming them.
+    episode="round"|"match", reward="win"|"points", and the house rules
+    (docs/rules.md §15) deck="harry_potter"|"classic",
+    stacking="none"|"draw2"|"draw4"|"both"|"mixed", jump_in=False,
+    seven_zero=False, draw_until_playable=False, forced_play=False.
+    Unknown names or bad values raise ValueError naming them.
 ``reset(deck=None, dealer=None)``
-    fresh match (scores 0, round 1).  deck: 112 labels, top first (None ->
+    fresh match (scores 0, round 1).  deck: 112 labels (108 for the classic
+    deck), top first (None ->
     chance.deck()); dealer None -> chance.first_dealer(num_players).
 ``legal_actions() -> set[str]``   (empty when the episode is over)
 ``step(action) -> (rewards per seat, terminated, truncated)``
     ValueError on an illegal action (nothing changes).  No auto-reset.
 ``state() -> dict``  the keys of ``VectorEngine.game_state()``.
+``revealed``  {(viewer, seat): sorted labels}: the hands shown to each viewer
+    (a challenge, a Seven-O swap), as docs/rules.md §15.4 moves them.
+``happened``  a Counter of the house rules seen acting (stack plays, jumps,
+    swaps, ...), so tests can check that random play reached them.
 
 ``chance`` supplies random outcomes: ``first_dealer(n)``, ``deck()``,
 ``return_wd4(pile) -> index``, ``reshuffle(cards) -> new pile``.  Every outcome
@@ -72,8 +80,8 @@ Decisions where the rules text was ambiguous (docs/rules.md now states each)
     colour).  A UNO penalty drawn in the catch window before the challenge
     does not change guilt.  The revealed hand is the offender's hand at the
     time of the challenge (after any UNO penalty); it is stored in
-    ``self.revealed`` (list of (challenger, offender, sorted hand)) until the
-    round ends; it is not part of state().  Guilty: offender draws 4 and the
+    ``self.revealed[(challenger, offender)]`` until the round ends; it is not
+    part of state().  Guilty: offender draws 4 and the
     challenger's turn begins.  Innocent: challenger draws 6 and is skipped.
     Accept: victim draws 4 and is skipped.
  8. wd4_bluffing=False: a Wild Draw Four is a legal play only when the hand
@@ -137,6 +145,39 @@ Decisions where the rules text was ambiguous (docs/rules.md now states each)
 20. Rewards are always a list of n floats; on a step that ends a round in
     match mode with reward="points" the round's points rewards are returned
     even though the episode continues.
+
+House rules (docs/rules.md §15, read from that text only)
+--------------------------------------------------------
+21. ``pending_draw`` grows by 2 / 4 when a Draw Two / Wild Draw Four is
+    played (stacking or not) and falls to 0 when those cards are drawn
+    (accept, a draw at once, either challenge outcome, a final card).  A
+    starting Draw Two never sets it.
+22. Facing a Draw Two the next player is in phase "stack" when they hold a
+    card that may be stacked (``_stack_plays``), else they draw at once and
+    are skipped; facing a Wild Draw Four, phase "challenge" when bluffing is
+    on or a stack play exists (no ``challenge`` action with bluffing off).
+    A stack play makes the stacker the turn holder without beginning a turn
+    (no UNO call is cleared), recomputes Wild Draw Four guilt, and runs the
+    usual end of turn (catch window, then the next player faces the pending
+    draw).  Guilty: the last Wild Draw Four's player draws the pending draw
+    and the challenger's turn begins; innocent: the challenger draws it plus
+    2 and is skipped.
+23. Jump-in: when the turn and every effect of a coloured card played in
+    it are over, just before the next ordinary turn would begin, a seat
+    holding a copy of that card (the top), other than its player and the
+    next to play, is asked (phase "jump": the play, ``pass``, maybe ``uno``).
+    The jump is the jumper's turn (no call cleared) and play goes on from
+    them.  A guilty challenge begins the challenger's turn with no window
+    (a wild is on top).
+24. Seven-O: a 7 (not a last card) swaps hands with a target (chosen with
+    ``target:k`` with three or more players), a 0 passes every hand to the
+    next seat in the direction of play; then no catch window or "always"
+    penalty; the calls of every seat whose hand moved are cleared; the
+    colour each seat last chose and the shown hands move with the hands,
+    records of a viewer's own seat are dropped, and each seat that gave a
+    hand knows it.
+25. draw_until_playable: ``draw`` repeats until a playable card or nothing is
+    left; forced_play: no ``keep`` in phase "drawn".
 """
 
 from __future__ import annotations
@@ -181,6 +222,10 @@ def _full_deck() -> list[str]:
 FULL_DECK = tuple(_full_deck())
 assert len(FULL_DECK) == 112
 FULL_DECK_COUNTS = Counter(FULL_DECK)
+# The classic deck (house rule ``deck="classic"``): the same cards less the four Sorting Hats.
+CLASSIC_DECK = tuple(card for card in FULL_DECK if card != "sorting_hat")
+assert len(CLASSIC_DECK) == 108
+DECKS = {"harry_potter": FULL_DECK, "classic": CLASSIC_DECK}
 
 ACTION_LABELS = (
     tuple("play:" + label for label in CARD_LABELS)
@@ -202,31 +247,40 @@ DEFAULT_RULES = dict(
     max_turns=10000,
     episode="round",
     reward="win",
+    deck="harry_potter",
+    stacking="none",
+    jump_in=False,
+    seven_zero=False,
+    draw_until_playable=False,
+    forced_play=False,
 )
+STACKING_MODES = ("none", "draw2", "draw4", "both", "mixed")
 
 
 def hand_points(hand) -> int:
     return sum(CARD_POINTS[c] for c in hand)
 
 
-def check_deck(deck) -> list[str]:
+def check_deck(deck, kind: str = "harry_potter") -> list[str]:
     deck = list(deck)
-    if len(deck) != 112 or Counter(deck) != FULL_DECK_COUNTS:
-        raise ValueError("deck must hold each of the 112 cards exactly once")
+    full = DECKS[kind]
+    if len(deck) != len(full) or Counter(deck) != Counter(full):
+        raise ValueError(f"deck must hold each of the {len(full)} cards of the {kind} deck exactly once")
     return deck
 
 
 class SeededChance:
-    """Deterministic random outcomes (random.Random based)."""
+    """Deterministic random outcomes (random.Random based); ``deck`` names the deck it shuffles."""
 
-    def __init__(self, seed=0):
+    def __init__(self, seed=0, deck="harry_potter"):
         self.rng = random.Random(seed)
+        self.full_deck = DECKS[deck]
 
     def first_dealer(self, num_players: int) -> int:
         return self.rng.randrange(num_players)
 
     def deck(self) -> list[str]:
-        deck = list(FULL_DECK)
+        deck = list(self.full_deck)
         self.rng.shuffle(deck)
         return deck
 
@@ -271,6 +325,13 @@ def _validate_rules(rules: dict) -> dict:
         bad("episode")
     if r["reward"] not in ("win", "points"):
         bad("reward")
+    if r["deck"] not in DECKS:
+        bad("deck")
+    if r["stacking"] not in STACKING_MODES:
+        bad("stacking")
+    for name in ("jump_in", "seven_zero", "draw_until_playable", "forced_play"):
+        if not isinstance(r[name], bool):
+            bad(name)
     return r
 
 
@@ -293,6 +354,15 @@ class ReferenceGame:
         self.max_turns = r["max_turns"]
         self.episode = r["episode"]
         self.reward = r["reward"]
+        self.deck_kind = r["deck"]
+        # which cards may be stacked on which (house rule "stacking")
+        self.draw2_on_draw2 = r["stacking"] in ("draw2", "both", "mixed")
+        self.wd4_on_wd4 = r["stacking"] in ("draw4", "both", "mixed")
+        self.wd4_on_draw2 = r["stacking"] == "mixed"
+        self.jump_in = r["jump_in"]
+        self.seven_zero = r["seven_zero"]
+        self.draw_until_playable = r["draw_until_playable"]
+        self.forced_play = r["forced_play"]
         self.names = [f"player_{i}" for i in range(self.n)]
 
         # game fields (filled by reset)
@@ -312,14 +382,19 @@ class ReferenceGame:
         self.played_this_turn = False
         self.drawn_card = None    # label of a playable card just drawn ("drawn" phase)
         self.pending = None       # effect on the next player: "draw2", "skip", "wd4" or None
+        self.pending_draw = 0     # cards the next player must draw for Draw Twos / Wild Draw Fours played
+        self.jump_card = None     # the coloured card played this turn (house rule jump_in)
+        self.jump_next = None     # in the "jump" phase: the seat whose turn comes if nobody jumps
+        self.swapped = False      # this turn swapped hands (Seven-O): no catch window follows
         self.start_color = False  # the "color" phase names the colour of the starting wild
         self.wd4_guilty = False
         self.catch_order = []     # seats asked in the catch window
         self.catch_pos = 0
-        self.revealed = []        # (challenger, offender, hand shown)
+        self.revealed = {}        # (viewer, seat) -> the hand of that seat shown to the viewer (sorted labels)
         self.chose_color = [None] * self.n  # colour each seat last moved play into this round (observation knowledge)
         self.rewards = [0.0] * self.n
         self.terminated = False
+        self.happened = Counter()  # how often each house rule acted (tests check the play reached them)
 
     # ------------------------------------------------------------ set-up
     def reset(self, deck=None, dealer=None) -> None:
@@ -337,15 +412,19 @@ class ReferenceGame:
         n = self.n
         if deck is None:
             deck = self.chance.deck()
-        deck = check_deck(deck)
+        deck = check_deck(deck, self.deck_kind)
         self.round += 1
         self.dealer = dealer
         self.decisions = 0
         self.direction = 1
         self.uno_called = [False] * n
         self.chose_color = [None] * n
-        self.revealed = []
+        self.revealed = {}
         self.pending = None
+        self.pending_draw = 0
+        self.jump_card = None
+        self.jump_next = None
+        self.swapped = False
         self.drawn_card = None
         self.played_this_turn = False
         self.start_color = False
@@ -400,6 +479,9 @@ class ReferenceGame:
         self.played_this_turn = False
         self.drawn_card = None
         self.pending = None
+        self.jump_card = None
+        self.jump_next = None
+        self.swapped = False
 
     def _draw_one(self, p: int):
         """Draw one card into p's hand; returns its label, or None if none is left."""
@@ -437,6 +519,20 @@ class ReferenceGame:
         return (self.uno_catch != "off" and len(self.hands[p]) == 2
                 and not self.uno_called[p])
 
+    def _stack_plays(self, p: int) -> set:
+        """``play:`` actions p may stack on the pending draw (house rule ``stacking``)."""
+        hand = self.hands[p]
+        acts = set()
+        if self.pending == "draw2":
+            if self.draw2_on_draw2:
+                acts |= {"play:" + c for c in hand if CARD_RANK[c] == "draw2"}
+            may_wd4 = self.wd4_on_draw2
+        else:  # facing a Wild Draw Four
+            may_wd4 = self.wd4_on_wd4
+        if may_wd4 and "wild_draw4" in hand and self._playable(p, "wild_draw4"):
+            acts.add("play:wild_draw4")
+        return acts
+
     # ------------------------------------------------------------ queries
     def legal_actions(self) -> set:
         phase = self.phase
@@ -446,13 +542,26 @@ class ReferenceGame:
             return {"color:" + c for c in COLORS}
         if phase == "target":
             return {f"target:{k}" for k in range(1, self.n)}
-        if phase == "challenge":
-            return {"challenge", "accept"}
         if phase == "catch":
             return {"catch", "pass"}
         p = self.current
+        if phase in ("challenge", "stack"):
+            stack = self._stack_plays(p)
+            acts = stack | {"accept"}
+            if phase == "challenge" and self.wd4_bluffing:
+                acts.add("challenge")
+            if stack and self._uno_allowed(p):
+                acts.add("uno")
+            return acts
+        if phase == "jump":
+            acts = {"play:" + self.jump_card, "pass"}
+            if self._uno_allowed(p):
+                acts.add("uno")
+            return acts
         if phase == "drawn":
-            acts = {"play:" + self.drawn_card, "keep"}
+            acts = {"play:" + self.drawn_card}
+            if not self.forced_play:
+                acts.add("keep")
             if self._uno_allowed(p):
                 acts.add("uno")
             return acts
@@ -481,6 +590,7 @@ class ReferenceGame:
             "dealer": names[self.dealer],
             "round": self.round,
             "uno_called": {names[i]: bool(self.uno_called[i]) for i in range(self.n)},
+            "pending_draw": self.pending_draw,
         }
 
     # ------------------------------------------------------------ step
@@ -511,6 +621,8 @@ class ReferenceGame:
         elif action == "catch":
             self._draw(self.turn_player, self.uno_penalty)
             self._resolve_effect()
+        elif action == "pass" and self.phase == "jump":
+            self._begin_turn(self.jump_next)
         elif action == "pass":
             self._act_pass()
         else:  # pragma: no cover - legal_actions never offers anything else
@@ -527,6 +639,15 @@ class ReferenceGame:
     # ------------------------------------------------------------ actions
     def _act_play(self, card: str) -> None:
         p = self.current
+        if self.phase in ("stack", "challenge", "jump"):
+            self.happened[self.phase + " play" if self.phase == "jump" else "stack play"] += 1
+            # A stack or a jump is the player's own turn, which does not begin as an ordinary
+            # turn does: a standing UNO call stays.
+            self.turn_player = p
+            self.pending = None if self.phase == "jump" else self.pending
+            self.jump_card = None
+            self.jump_next = None
+            self.swapped = False
         hand = self.hands[p]
         hand.remove(card)
         color_before = self.color
@@ -534,9 +655,11 @@ class ReferenceGame:
         self.played_this_turn = True
         self.drawn_card = None
         if card in WILD_LABELS:
+            self.jump_card = None  # wilds are never jumped on
             if card == "wild_draw4":
                 self.wd4_guilty = any(CARD_COLOR[c] == color_before for c in hand)
                 self.pending = "wd4"
+                self.pending_draw += 4
             self.color = None
             self.start_color = False
             self.phase = "color"
@@ -544,15 +667,25 @@ class ReferenceGame:
         if CARD_COLOR[card] != color_before:  # a switch by number or symbol shows a choice; following does not
             self.chose_color[p] = CARD_COLOR[card]
         self.color = CARD_COLOR[card]
+        self.jump_card = card
         rank = CARD_RANK[card]
         if rank == "draw2":
             self.pending = "draw2"
+            self.pending_draw += 2
         elif rank == "skip":
             self.pending = "skip"
         elif rank == "reverse":
             self.direction = -self.direction
             if self.n == 2 and self.two_player_reverse_skips:
                 self.pending = "skip"
+        elif self.seven_zero and hand and rank == "7":
+            if self.n == 2:
+                self._swap(p, 1 - p)
+            else:
+                self.phase = "target"
+                return
+        elif self.seven_zero and hand and rank == "0":
+            self._rotate_hands()
         self._end_turn()
 
     def _act_color(self, color: str) -> None:
@@ -572,7 +705,11 @@ class ReferenceGame:
         self._end_turn()
 
     def _act_target(self, k: int) -> None:
-        self._hat_draw((self.turn_player + k) % self.n)
+        target = (self.turn_player + k) % self.n
+        if self.discard[-1] == "sorting_hat":
+            self._hat_draw(target)
+        else:  # a Seven-O 7
+            self._swap(self.turn_player, target)
         self._end_turn()
 
     def _hat_draw(self, target: int) -> None:
@@ -581,31 +718,76 @@ class ReferenceGame:
             if card is None or CARD_COLOR[card] == self.gryffindor_color:
                 return
 
+    def _swap(self, a: int, b: int) -> None:
+        """A Seven-O 7: seats a and b trade hands; what is known of a hand goes with it."""
+        self.happened["7 swap"] += 1
+        self._move_hands({a: b, b: a})
+
+    def _rotate_hands(self) -> None:
+        """A Seven-O 0: every hand goes to the next seat in the direction of play."""
+        self.happened["0 rotation"] += 1
+        self._move_hands({p: (p + self.direction) % self.n for p in range(self.n)})
+
+    def _move_hands(self, moves: dict) -> None:
+        hands, chose = list(self.hands), list(self.chose_color)
+        for source, destination in moves.items():
+            self.hands[destination] = hands[source]
+            self.chose_color[destination] = chose[source]
+            self.uno_called[destination] = False
+            self.uno_called[source] = False
+        # Every record follows the hand it describes; a record of a seat whose hand was replaced by
+        # an unknown one is gone, and a record of the viewer's own seat is dropped.
+        moved = {}
+        for (viewer, owner), shown in self.revealed.items():
+            if owner in moves:
+                owner = moves[owner]
+            elif owner in moves.values():
+                continue
+            if owner != viewer:
+                moved[(viewer, owner)] = shown
+        # Who passes a hand on knows what they gave.
+        for source, destination in moves.items():
+            if source != destination:
+                moved[(source, destination)] = sorted(hands[source], key=CARD_INDEX.__getitem__)
+        self.revealed = moved
+        self.swapped = True
+
     def _act_draw(self) -> None:
         p = self.current
         card = self._draw_one(p)
+        while self.draw_until_playable and card is not None and not self._playable(p, card):
+            self.happened["drew on"] += 1
+            card = self._draw_one(p)
         if card is not None and self._playable(p, card):
+            if self.forced_play:
+                self.happened["forced play"] += 1
             self.drawn_card = card
             self.phase = "drawn"
             return
         self._end_turn()
 
+    def _take_pending(self, victim: int, extra: int = 0) -> None:
+        self._draw(victim, self.pending_draw + extra)
+        self.pending_draw = 0
+
     def _act_challenge(self) -> None:
+        if self.pending_draw > 4:
+            self.happened["challenge on a stack"] += 1
         challenger = self.current
         offender = self.turn_player
         shown = sorted(self.hands[offender], key=CARD_INDEX.__getitem__)
-        self.revealed.append((challenger, offender, shown))
+        self.revealed[(challenger, offender)] = shown
         if self.wd4_guilty:
-            self._draw(offender, 4)
+            self._take_pending(offender)
             self._begin_turn(challenger)
         else:
-            self._draw(challenger, 6)
-            self._begin_turn((challenger + self.direction) % self.n)
+            self._take_pending(challenger, 2)
+            self._after_effects((challenger + self.direction) % self.n)
 
     def _act_accept(self) -> None:
         victim = self.current
-        self._draw(victim, 4)
-        self._begin_turn((victim + self.direction) % self.n)
+        self._take_pending(victim)
+        self._after_effects((victim + self.direction) % self.n)
 
     def _act_pass(self) -> None:
         self.catch_pos += 1
@@ -620,14 +802,13 @@ class ReferenceGame:
         p = self.turn_player
         hand = self.hands[p]
         if not hand:
-            nxt = (p + self.direction) % self.n
-            if self.pending == "draw2":
-                self._draw(nxt, 2)
-            elif self.pending == "wd4":
-                self._draw(nxt, 4)
+            if self.pending_draw > {"draw2": 2, "wd4": 4}.get(self.pending, 99):
+                self.happened["went out stacking"] += 1
+            if self.pending in ("draw2", "wd4"):
+                self._take_pending((p + self.direction) % self.n)
             self._end_round(p)
             return
-        if self.played_this_turn and len(hand) == 1 and not self.uno_called[p]:
+        if self.played_this_turn and len(hand) == 1 and not self.uno_called[p] and not self.swapped:
             if self.uno_catch == "window":
                 self.catch_order = [(p + k * self.direction) % self.n for k in range(1, self.n)]
                 self.catch_pos = 0
@@ -645,19 +826,38 @@ class ReferenceGame:
         nxt = (p + d) % self.n
         effect = self.pending
         if effect == "draw2":
-            self._draw(nxt, 2)
-            self._begin_turn((nxt + d) % self.n)
+            if self._stack_plays(nxt):
+                self.phase = "stack"
+                self.current = nxt
+            else:
+                self._take_pending(nxt)
+                self._after_effects((nxt + d) % self.n)
         elif effect == "skip":
-            self._begin_turn((nxt + d) % self.n)
+            self._after_effects((nxt + d) % self.n)
         elif effect == "wd4":
-            if self.wd4_bluffing:
+            if self.wd4_bluffing or self._stack_plays(nxt):
                 self.phase = "challenge"
                 self.current = nxt
             else:
-                self._draw(nxt, 4)
-                self._begin_turn((nxt + d) % self.n)
+                self._take_pending(nxt)
+                self._after_effects((nxt + d) % self.n)
         else:
-            self._begin_turn(nxt)
+            self._after_effects(nxt)
+
+    def _after_effects(self, next_seat: int) -> None:
+        """The turn and its card's effects are over: a jump-in, or the next seat's turn."""
+        card = self.jump_card
+        if self.jump_in and card is not None:
+            jumpers = [q for q in range(self.n)
+                       if q not in (self.turn_player, next_seat) and card in self.hands[q]]
+            assert len(jumpers) <= 1, "a coloured card has at most one other copy"
+            if jumpers:
+                self.happened["jump window"] += 1
+                self.phase = "jump"
+                self.current = jumpers[0]
+                self.jump_next = next_seat
+                return
+        self._begin_turn(next_seat)
 
     def _end_round(self, winner: int) -> None:
         n = self.n

@@ -1,6 +1,7 @@
 """Property tests (hypothesis): invariants of ``VectorEngine`` over random rules, seats, seeds and play.
 
-Every example draws a player count (2..10), a full set of rules options (with
+Every example draws a player count (2..10), a full set of rules options, the
+house rules of docs/rules.md §15 among them (with
 small ``max_turns`` and ``target_score`` so rounds and matches end quickly), an
 engine seed, and a seed for the numpy generator that picks random *legal*
 actions. The pick leans towards playing a card with a drawn probability
@@ -9,10 +10,11 @@ actions. The pick leans towards playing a card with a drawn probability
 
 What is checked:
 
-1. the 112 cards: hands + draw pile + discard pile are always exactly the deck,
-   ``hand_sizes`` are the hands' sums, and no count is negative;
-2. a running game always has a non-empty legal mask that fits its phase, and a
-   valid seat to act;
+1. the 112 cards (108 with the classic deck): hands + draw pile + discard pile
+   are always exactly the deck, ``hand_sizes`` are the hands' sums, and no count
+   is negative;
+2. a running game always has a non-empty legal mask that fits its phase (the
+   house rules' "stack" and "jump" phases included), and a valid seat to act;
 3. same seed and same actions give identical state arrays and observations; a
    different seed deals differently;
 4. an illegal action (or a badly shaped / typed action array) raises
@@ -46,15 +48,17 @@ from hpuno_env import kernel
 from hpuno_env.cards import (
     ACCEPT,
     CARD_COLOR,
-    CARD_COPIES,
     CARD_POINTS,
     CARD_RANK,
     CATCH,
     CHALLENGE,
     COLOR_BASE,
     COLORS,
+    DECK_COPIES,
     DECK_SIZE,
+    DECK_SIZES,
     DRAW,
+    DRAW2_RANK,
     FULL_DECK,
     KEEP,
     MAX_TARGETS,
@@ -91,6 +95,7 @@ bias_st = st.sampled_from([0.0, 0.5, 0.85, 1.0])
 
 @st.composite
 def rules_st(draw, max_turns=(1, 300), episodes=("round", "match"), rewards=("win", "points")):
+    """A full set of rules options; each house rule is on in about half the examples."""
     return {
         "uno_penalty": draw(st.integers(0, 6)),
         "uno_catch": draw(st.sampled_from(["window", "always", "off"])),
@@ -103,6 +108,12 @@ def rules_st(draw, max_turns=(1, 300), episodes=("round", "match"), rewards=("wi
         "reward": draw(st.sampled_from(list(rewards))),
         "max_turns": draw(st.integers(*max_turns)),
         "target_score": draw(st.integers(1, 400)),
+        "deck": draw(st.sampled_from(["harry_potter", "classic"])),
+        "stacking": draw(st.sampled_from(["none", "none", "draw2", "draw4", "both", "mixed"])),
+        "jump_in": draw(st.booleans()),
+        "seven_zero": draw(st.booleans()),
+        "draw_until_playable": draw(st.booleans()),
+        "forced_play": draw(st.booleans()),
     }
 
 
@@ -147,7 +158,7 @@ def check_invariants(engine: VectorEngine, mask: np.ndarray, obs: np.ndarray, wh
     s, P, G = engine.state, engine.num_players, engine.num_games
     opts = engine.options
 
-    # 1. the 112 cards, no negative counts, hand sizes
+    # 1. the 112 (or 108) cards, no negative counts, hand sizes
     assert (s.hands >= 0).all(), f"negative hand count {where}"
     assert (s.draw_count >= 0).all() and (s.draw_count <= DECK_SIZE).all(), where
     assert (s.discard_count >= 1).all() and (s.discard_count <= DECK_SIZE).all(), where
@@ -157,8 +168,9 @@ def check_invariants(engine: VectorEngine, mask: np.ndarray, obs: np.ndarray, wh
     np.testing.assert_array_equal(s.hand_sizes, s.hands.astype(np.int64).sum(axis=2), err_msg=f"hand_sizes {where}")
     assert (s.hand_sizes >= 0).all(), where
     total = s.hand_sizes.astype(np.int64).sum(axis=1) + s.draw_count + s.discard_count
-    np.testing.assert_array_equal(total, DECK_SIZE, err_msg=f"card total {where}")
-    np.testing.assert_array_equal(card_counts(engine), np.broadcast_to(CARD_COPIES, (G, NUM_CARD_TYPES)), err_msg=f"deck {where}")
+    np.testing.assert_array_equal(total, DECK_SIZES[opts.deck], err_msg=f"card total {where}")
+    np.testing.assert_array_equal(card_counts(engine), np.broadcast_to(DECK_COPIES[opts.deck], (G, NUM_CARD_TYPES)), err_msg=f"deck {where}")
+    assert (s.pending_draw >= 0).all() and (s.pending_draw % 2 == 0).all(), f"pending draw {s.pending_draw} {where}"
     assert set(np.unique(s.direction)) <= {-1, 1}, where
 
     # 2. legal mask and phase
@@ -201,15 +213,35 @@ def check_invariants(engine: VectorEngine, mask: np.ndarray, obs: np.ndarray, wh
         elif phase == kernel.DRAWN:
             drawn = int(s.drawn_card[g])
             assert plays == {drawn} and hand[drawn] > 0, at
-            assert others <= {KEEP, UNO} and KEEP in others, at
+            assert others <= {KEEP, UNO} and (KEEP in others) == (not opts.forced_play), at
         elif phase == kernel.COLOR:
             assert legal == set(COLOR_ACTIONS.tolist()), at
         elif phase == kernel.TARGET:
             assert P > 2, at
             assert legal == set(range(TARGET_BASE, TARGET_BASE + P - 1)), at
         elif phase == kernel.CHALLENGE_PHASE:
-            assert opts.wd4_bluffing, at
-            assert legal == {CHALLENGE, ACCEPT}, at
+            # Facing a Wild Draw Four: challenge (with bluffing), accept, or stack a Wild Draw Four.
+            assert others <= {CHALLENGE, ACCEPT, UNO} and ACCEPT in others, at
+            assert (CHALLENGE in legal) == opts.wd4_bluffing, at
+            assert plays <= {WILD_DRAW4} and (plays or opts.wd4_bluffing), at
+            if plays:
+                assert opts.stacking in ("draw4", "both", "mixed") and hand[WILD_DRAW4] > 0, at
+            assert s.pending_draw[g] >= 4, at
+        elif phase == kernel.STACK_PHASE:
+            # Facing a Draw Two: stack a card that may be stacked, or accept; never without a stack play.
+            assert opts.stacking in ("draw2", "both", "mixed"), at
+            assert others <= {ACCEPT, UNO} and ACCEPT in others and plays, at
+            draw2s = {c for c in np.flatnonzero(hand).tolist() if CARD_COLOR[c] >= 0 and CARD_RANK[c] == DRAW2_RANK}
+            assert plays - {WILD_DRAW4} == draw2s, at
+            assert WILD_DRAW4 not in plays or (opts.stacking == "mixed" and hand[WILD_DRAW4] > 0), at
+            assert s.pending_draw[g] >= 2, at
+        elif phase == kernel.JUMP_PHASE:
+            # Only a copy of the top card, never by its player nor by the next to play.
+            assert opts.jump_in, at
+            top = int(s.discard[g, s.discard_count[g] - 1])
+            assert plays == {top} and hand[top] > 0 and CARD_COLOR[top] >= 0, at
+            assert others <= {PASS, UNO} and PASS in others, at
+            assert seat != s.turn_player[g] and seat != s.jump_next[g], at
         elif phase == kernel.CATCH_PHASE:
             assert opts.uno_catch == "window", at
             assert legal == {CATCH, PASS}, at
@@ -231,7 +263,10 @@ def check_invariants(engine: VectorEngine, mask: np.ndarray, obs: np.ndarray, wh
         np.testing.assert_array_equal(obs[g, layout["other_hand_sizes"]], s.hand_sizes[g, order], err_msg=f"hand sizes game {g} {where}")
         top = int(s.discard[g, s.discard_count[g] - 1])
         assert obs[g, layout["top_card"]].tolist() == [int(c == top) for c in range(NUM_CARD_TYPES)], where
-        assert obs[g, layout["phase"]].sum() == 1 and obs[g, layout["phase"]][s.phase[g]] == 1, where
+        if s.phase[g] < kernel.NUM_PHASES:
+            assert obs[g, layout["phase"]].sum() == 1 and obs[g, layout["phase"]][s.phase[g]] == 1, where
+        else:  # "stack" and "jump" have their own one-hot
+            assert obs[g, layout["phase"]].sum() == 0 and obs[g, layout["house_phase"]].sum() == 1, where
 
 
 def run_random_play(engine, rng, bias, steps, on_step=None, check=True):
@@ -450,7 +485,8 @@ def test_observation_hides_other_hands(num_players, rules, seed, deck_seed, data
     P = num_players
     rng = np.random.default_rng(deck_seed)
     dealer = data.draw(st.integers(0, P - 1), label="dealer")
-    decks = np.stack([rng.permutation(FULL_DECK) for _ in range(G)])
+    deck_size = DECK_SIZES[rules["deck"]]
+    decks = np.stack([rng.permutation(FULL_DECK[:deck_size]) for _ in range(G)])  # the classic deck: no Sorting Hats
     a = VectorEngine(num_games=G, num_players=P, seed=seed, **rules)
     a.reset(options={"deck": [[CARD_LABELS[c] for c in deck] for deck in decks], "dealer": dealer})
     actors = a.current_player.copy()
@@ -462,12 +498,12 @@ def test_observation_hides_other_hands(num_players, rules, seed, deck_seed, data
         victims.append(victim)
         # The victim's cards and the deep draw pile (past the starting card, a starting Draw Two's
         # two cards and up to four returned Wild Draw Fours) trade places at random.
-        slots = np.array(deal_positions(P, dealer, victim) + list(range(7 * P + 8, DECK_SIZE)))
+        slots = np.array(deal_positions(P, dealer, victim) + list(range(7 * P + 8, deck_size)))
         changed[g, slots] = changed[g, rng.permutation(slots)]
         mine = deal_positions(P, dealer, victim)
         if (np.sort(changed[g, mine]) == np.sort(decks[g, mine])).all():
             # Make sure the hand really changed: swap in a deep card of a type the hand lacks.
-            deep = [i for i in range(7 * P + 8, DECK_SIZE) if changed[g, i] not in changed[g, mine]]
+            deep = [i for i in range(7 * P + 8, deck_size) if changed[g, i] not in changed[g, mine]]
             i, j = mine[0], deep[0]
             changed[g, [i, j]] = changed[g, [j, i]]
     b = VectorEngine(num_games=G, num_players=P, seed=seed, **rules)
@@ -491,7 +527,7 @@ def check_game_state(engine: VectorEngine, g: int, where: str = "") -> None:
     gs = engine.game_state(g)
     assert json.loads(json.dumps(gs)) == gs, where
     assert set(gs) == {"current", "phase", "hands", "top", "color", "direction", "draw_pile", "discard",
-                       "scores", "dealer", "round", "uno_called"}, where
+                       "scores", "dealer", "round", "uno_called", "pending_draw"}, where
     agents = [f"player_{p}" for p in range(P)]
     phase = int(s.phase[g])
     assert gs["phase"] == kernel.PHASE_NAMES[phase], where
@@ -509,7 +545,10 @@ def check_game_state(engine: VectorEngine, g: int, where: str = "") -> None:
     if s.draw_count[g]:
         assert gs["draw_pile"][0] == CARD_LABELS[s.draw_pile[g, s.draw_count[g] - 1]], where
     everything = [c for hand in gs["hands"].values() for c in hand] + gs["draw_pile"] + gs["discard"]
-    assert sorted(CARD_LABELS.index(c) for c in everything) == FULL_DECK.tolist(), where
+    assert sorted(CARD_LABELS.index(c) for c in everything) == FULL_DECK[:DECK_SIZES[engine.options.deck]].tolist(), where
+    assert gs["pending_draw"] == s.pending_draw[g] >= 0, where
+    if gs["phase"] in ("stack", "challenge"):
+        assert gs["pending_draw"] > 0, where
     color = int(s.current_color[g])
     assert gs["color"] == (None if color < 0 else COLORS[color]), where
     assert (gs["color"] is None) == (gs["phase"] == "color"), where
@@ -637,11 +676,12 @@ def expected_observation(engine: VectorEngine, g: int, seat: int) -> dict[str, n
         return row
 
     phase = int(s.phase[g])
+    opts = engine.options
     return {
         "hand": s.hands[g, seat].astype(np.int64),
         "top_card": one_hot(NUM_CARD_TYPES, int(s.discard[g, s.discard_count[g] - 1])),
         "current_color": one_hot(4, int(s.current_color[g]) if s.current_color[g] >= 0 else None),
-        "phase": one_hot(kernel.NUM_PHASES, phase),
+        "phase": one_hot(kernel.NUM_PHASES, phase if phase < kernel.NUM_PHASES else None),
         "drawn_card": one_hot(NUM_CARD_TYPES, int(s.drawn_card[g]) if phase == kernel.DRAWN and seat == s.current_player[g] else None),
         "direction_left": np.array([int(s.direction[g] > 0)]),
         "draw_pile_size": np.array([int(s.draw_count[g])]),
@@ -657,14 +697,26 @@ def expected_observation(engine: VectorEngine, g: int, seat: int) -> dict[str, n
         "revealed_seen": np.array([int(s.revealed_seen[g, seat, o]) for o in others]),
         "revealed_hands": np.concatenate([s.revealed[g, seat, o] * s.revealed_seen[g, seat, o] for o in others]).astype(np.int64),
         "other_chose_color": np.concatenate([one_hot(4, int(s.chose_color[g, o]) if s.chose_color[g, o] >= 0 else None) for o in others]),
+        "pending_draw": np.array([min(127, int(s.pending_draw[g]))]),
+        "house_phase": np.array([int(phase == kernel.STACK_PHASE), int(phase == kernel.JUMP_PHASE)]),
+        "house_rules": np.array([
+            int(opts.deck == "classic"), int(opts.stacking in ("draw2", "both", "mixed")),
+            int(opts.stacking in ("draw4", "both", "mixed")), int(opts.stacking == "mixed"),
+            int(opts.jump_in), int(opts.seven_zero), int(opts.draw_until_playable), int(opts.forced_play),
+        ]),
     }
 
 
-@pytest.mark.parametrize("num_players", [2, 4, 10])
-def test_every_observation_field_matches_the_state(num_players):
+ALL_HOUSE_RULES = {"stacking": "mixed", "jump_in": True, "seven_zero": True, "draw_until_playable": True, "forced_play": True}
+
+
+@pytest.mark.parametrize("num_players,rules", [(2, {}), (4, {}), (10, {}), (2, ALL_HOUSE_RULES), (4, ALL_HOUSE_RULES),
+                                               (5, {**ALL_HOUSE_RULES, "deck": "classic", "stacking": "draw2"})])
+def test_every_observation_field_matches_the_state(num_players, rules):
     """The kernel's observation, decoded field by field, says what the state arrays say,
-    for the acting seat and for another seat, over random play with challenges and catches."""
-    engine = VectorEngine(num_games=24, num_players=num_players, seed=num_players, max_turns=400)
+    for the acting seat and for another seat, over random play with challenges and catches
+    (and, under the house rules, stacks, jumps and swapped hands)."""
+    engine = VectorEngine(num_games=24, num_players=num_players, seed=num_players, max_turns=400, **rules)
     engine.reset()
     rng = np.random.default_rng(num_players)
     layout = engine.observation_layout
@@ -683,4 +735,6 @@ def test_every_observation_field_matches_the_state(num_players):
         engine.step(choose_actions(mask, rng, bias=0.7))
     # the play reached the phases whose fields are otherwise all zeros
     assert {kernel.DRAWN, kernel.COLOR, kernel.CHALLENGE_PHASE, kernel.CATCH_PHASE} <= seen_phases
+    if rules:
+        assert {kernel.STACK_PHASE, kernel.JUMP_PHASE} <= seen_phases
     assert seen_revealed

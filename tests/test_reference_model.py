@@ -183,7 +183,7 @@ def test_challenge_guilty():
     assert len(s["hands"]["player_2"]) == 7
     assert s["current"] == "player_2" and s["phase"] == "play"
     assert s["top"] == "wild_draw4" and s["color"] == "blue"
-    assert g.revealed[0][0] == 2 and g.revealed[0][1] == 1
+    assert list(g.revealed) == [(2, 1)]
 
 
 def test_challenge_innocent_and_accept():
@@ -511,3 +511,48 @@ def test_random_play_invariants(n):
                 assert s["current"] is not None and s["phase"] != "over"
         assert s["phase"] == "over" and s["current"] is None and not g.legal_actions()
         assert term and any(r > 0 for r in rewards)
+
+
+# ---------------------------------------------------------------- house rules (docs/rules.md §15)
+
+
+def test_house_two_player_jump_on_a_skip_then_the_jumper_plays_again():
+    # dealer 0: player_1 starts; each seat holds one red Skip
+    hands = [["red:skip"] + H_A[1:], ["red:skip"] + H_B[1:]]
+    g = game(2, hands, "red:3", jump_in=True)
+    g.step("play:red:skip")  # player_0 is skipped, player_1 would play again
+    s = g.state()
+    assert s["phase"] == "jump" and s["current"] == "player_0"
+    assert g.legal_actions() == {"play:red:skip", "pass"}
+    g.step("play:red:skip")  # acts from player_0: player_1 is skipped
+    s = g.state()
+    assert s["phase"] == "play" and s["current"] == "player_0" and g.happened["jump play"] == 1
+
+
+def test_house_zero_passes_every_hand_on_and_each_giver_knows_what_it_gave():
+    hands = [H_A, ["red:0"] + H_B[1:], H_C]
+    g = game(3, hands, "red:3", seven_zero=True)
+    before = g.state()["hands"]
+    g.step("play:red:0")  # player_1's hand goes to player_2, player_2's to player_0, player_0's to player_1
+    s = g.state()
+    assert s["hands"]["player_2"] == before["player_1"][1:]
+    assert s["hands"]["player_0"] == before["player_2"] and s["hands"]["player_1"] == before["player_0"]
+    assert s["current"] == "player_2" and s["phase"] == "play"
+    assert g.revealed == {(1, 2): s["hands"]["player_2"], (2, 0): s["hands"]["player_0"], (0, 1): s["hands"]["player_1"]}
+
+
+def test_house_challenge_on_a_stack_concerns_the_last_wild_draw_four():
+    # player_1 holds no red (its Wild Draw Four is innocent); player_2 stacks while holding green: guilty
+    g = game(3, [H_C, ["wild_draw4"] + H_A[1:], ["wild_draw4"] + H_B[1:]], "red:3", stacking="both")
+    g.step("play:wild_draw4")
+    g.step("color:green")
+    assert g.state()["phase"] == "challenge" and g.state()["pending_draw"] == 4
+    assert "play:wild_draw4" in g.legal_actions()
+    g.step("play:wild_draw4")  # player_2 stacks on green while holding green cards
+    g.step("color:blue")
+    s = g.state()
+    assert s["phase"] == "challenge" and s["current"] == "player_0" and s["pending_draw"] == 8
+    g.step("challenge")
+    s = g.state()
+    assert len(s["hands"]["player_2"]) == 6 + 8 and s["pending_draw"] == 0
+    assert s["current"] == "player_0" and s["phase"] == "play"

@@ -126,7 +126,7 @@ def test_describe_shows_the_metadata(model, tmp_path):
     assert described["observation"]["version"] == OBSERVATION_VERSION and described["observation"]["size"] == observation_size(2)
     assert described["rules_options"]["uno_penalty"] == 4 and described["rules_options"]["target_score"] == 500
     assert described["network"] == {
-        "input_size": 307, "hidden_sizes": [64, 64], "activation": "tanh", "num_actions": 75,
+        "input_size": 318, "hidden_sizes": [64, 64], "activation": "tanh", "num_actions": 75,
         "source": "sb3-contrib MaskablePPO MlpPolicy actor: mlp_extractor.policy_net + action_net",
     }
     assert described["training"] == {"command": "python train.py --seed 3", "config": {"envs": 128}, "timesteps": 0, "algorithm": "MaskablePPO"}
@@ -135,7 +135,7 @@ def test_describe_shows_the_metadata(model, tmp_path):
     assert described["created"].endswith("+00:00") and described["package_version"]
     described["num_players"] = 4  # a copy: the agent keeps its own
     assert agent.describe()["num_players"] == 2
-    assert "2 players" in repr(agent) and "307-64-64-75 tanh" in repr(agent) and "greedy" in repr(agent)
+    assert "2 players" in repr(agent) and "318-64-64-75 tanh" in repr(agent) and "greedy" in repr(agent)
 
 
 def test_shipped_agent_is_a_safetensors_file_for_two_players():
@@ -321,7 +321,7 @@ def test_export_refuses_architectures_it_cannot_rebuild(tmp_path, policy_kwargs,
 
 def test_export_refuses_bad_arguments_and_writes_nothing(model, tmp_path):
     path = tmp_path / "agent.safetensors"
-    with pytest.raises(ValueError, match="3-player observations are a Box of shape \\(375,\\)"):
+    with pytest.raises(ValueError, match="3-player observations are a Box of shape \\(386,\\)"):
         export(model, path, num_players=3)
     with pytest.raises(ValueError, match="must end with '.safetensors'"):
         export(model, tmp_path / "agent.zip", num_players=2)
