@@ -190,7 +190,7 @@ HIDDEN = {
     "round_deck": ("the full deck in card order (the true deal tells every hand)", _write_round_deck),
     "reshuffled": ("all -1 (the last reshuffle's order is the draw pile's)", _write_reshuffled),
     "scratch_deck": ("the full deck in card order", _write_scratch_deck),
-    "events": ("cleared, event_count 0 (events name drawn cards)", _write_events),
+    "events": ("cleared (events name drawn cards)", _write_events),
     "event_count": ("0 (the events are cleared)", _write_event_count),
     "rng": ("fresh streams from the determinization's seed (the old one fixes every future reshuffle)", _write_rng),
 }
