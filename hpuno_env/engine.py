@@ -17,8 +17,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import kernel, worlds
-from .cards import ACTION_LABELS, CARD_LABELS, COLORS, NUM_ACTIONS, check_deck_codes, deck_from_labels
+from . import kernel, rollout, worlds
+from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_COPIES, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
 from ._checks import check_bool, check_index, check_indices, check_seed
 from .options import RulesOptions, kernel_params
@@ -58,13 +58,7 @@ _step_games = _CompiledCall(kernel.step_games)
 ROLLOUT_CHUNK = 32  # games played out together by one compiled rollout call
 
 
-def _rollout_games(*args):
-    """rollout.rollout_games through _CompiledCall, imported on first use (it compiles on its own)."""
-    global _rollout_games
-    from . import rollout
-
-    _rollout_games = _CompiledCall(rollout.rollout_games)
-    return _rollout_games(*args)
+_rollout_games = _CompiledCall(rollout.rollout_games)
 
 
 class VectorEngine:
@@ -415,7 +409,7 @@ class VectorEngine:
         if observation.shape != (self.observation_size,) or observation.dtype.kind not in "iu":
             raise ValueError(f"observation must be {self.observation_size} ints (an observe() row), got {observation.dtype} {observation.shape}")
         scratch = kernel.allocate_state(1, self.num_players)
-        worlds.write_view(scratch, 0, observation, self.num_players, self.options.target_score)
+        worlds.write_view(scratch, 0, observation, self.num_players, self.options.target_score, DECK_COPIES[self.options.deck])
         worlds.copy_games(self.state, np.array([slot]), scratch, np.array([0]))
         self._mark_dealt(np.array([slot]))
 
@@ -448,19 +442,17 @@ class VectorEngine:
         (winners, decisions), one entry per listed game: the round's winning seat (-1 when
         truncated by max_turns, or still going after max_steps steps of the batch) and the
         decisions taken. The games are left where the round ended (a match continues in them)."""
-        from . import rollout as compiled
-
         games = self._games_argument(games)
         names = [policies] * self.num_players if isinstance(policies, str) else list(policies)
-        if len(names) != self.num_players or any(name not in compiled.POLICY_NAMES for name in names):
-            raise ValueError(f"policies must be one of {compiled.POLICY_NAMES} or {self.num_players} of them, got {policies!r}")
+        if len(names) != self.num_players or any(name not in rollout.POLICY_NAMES for name in names):
+            raise ValueError(f"policies must be one of {rollout.POLICY_NAMES} or {self.num_players} of them, got {policies!r}")
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
             raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
         self._require_dealt("rollout()")
-        weights = compiled.heuristic_weights(self.num_players, heuristic_weights)
+        weights = rollout.heuristic_weights(self.num_players, heuristic_weights)
         playing = np.zeros(self.num_games, np.bool_)
         playing[games] = True
-        seat_policies = np.tile(np.array([compiled.POLICY_NAMES.index(name) for name in names], np.int8), (self.num_games, 1))
+        seat_policies = np.tile(np.array([rollout.POLICY_NAMES.index(name) for name in names], np.int8), (self.num_games, 1))
         winners = np.full(self.num_games, -1, np.int8)
         decisions = np.zeros(self.num_games, np.int64)
         # In chunks of games, each played out in lockstep: a chunk's state stays in the CPU's caches,

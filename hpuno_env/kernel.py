@@ -661,7 +661,7 @@ def swap_cards(first, second):
 
 
 @leaf
-def exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_seen, g, a, b, num_players):
+def exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, a, b, num_players):
     """Seats a and b exchange hands, and with them what is known about each hand:
     its lacks-colour marks, its last chosen colour, and every record of it having been shown."""
     swap_cards(hands[g, a], hands[g, b])
@@ -671,47 +671,50 @@ def exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, reveal
     chose_color[g, a], chose_color[g, b] = chose_color[g, b], chose_color[g, a]
     for viewer in range(num_players):
         revealed_seen[g, viewer, a], revealed_seen[g, viewer, b] = revealed_seen[g, viewer, b], revealed_seen[g, viewer, a]
-        if revealed_seen[g, viewer, a] or revealed_seen[g, viewer, b]:  # else both records are unused
+        if revealed_seen[g, viewer, a] or revealed_seen[g, viewer, b]:  # else both records are unused (and held all 0)
             swap_cards(revealed[g, viewer, a], revealed[g, viewer, b])
+            swap_cards(revealed_held[g, viewer, a], revealed_held[g, viewer, b])
 
 
 @leaf
-def hand_passed(hands, revealed, revealed_seen, uno_called, g, giver, holder):
+def hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, giver, holder):
     """After hands moved: giver knows the hand it passed to holder; holder's old records of
     its own new hand are dropped (it holds those cards now); holder's UNO call is cleared."""
     copy_cards(revealed[g, giver, holder], hands[g, holder])
+    copy_cards(revealed_held[g, giver, holder], hands[g, holder])
     revealed_seen[g, giver, holder] = True
-    revealed_seen[g, holder, holder] = False  # the record itself is unused once unseen
+    revealed_seen[g, holder, holder] = False  # the record itself is unused once unseen,
+    clear_cards(revealed_held[g, holder, holder])  # but held counts are read as they are (hpuno_env.worlds)
     uno_called[g, holder] = False
 
 
 @jit
-def swap_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_seen, uno_called, g, a, b, num_players):
+def swap_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, uno_called, g, a, b, num_players):
     """A Seven: seats a and b swap hands."""
-    exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_seen, g, a, b, num_players)
-    hand_passed(hands, revealed, revealed_seen, uno_called, g, a, b)
-    hand_passed(hands, revealed, revealed_seen, uno_called, g, b, a)
+    exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, a, b, num_players)
+    hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, a, b)
+    hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, b, a)
 
 
 @jit
-def rotate_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_seen, uno_called, g, direction, num_players):
+def rotate_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, uno_called, g, direction, num_players):
     """A Zero: every hand goes to the next seat in the direction of play. (P - 1 exchanges of
     whole rows: twice the moves of a cyclic shift, but vectorised, and measured faster.)"""
     P = num_players
     if direction > 0:  # seat i's hand to seat i + 1: exchanges (P-1, P-2), ..., (1, 0)
         for seat in range(P - 1, 0, -1):
-            exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_seen, g, seat, seat - 1, P)
+            exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, seat, seat - 1, P)
     else:  # seat i's hand to seat i - 1: exchanges (0, 1), ..., (P-2, P-1)
         for seat in range(P - 1):
-            exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_seen, g, seat, seat + 1, P)
+            exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, seat, seat + 1, P)
     for seat in range(P):
-        hand_passed(hands, revealed, revealed_seen, uno_called, g, seat, (seat + direction) % P)
+        hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, seat, (seat + direction) % P)
 
 
 @leaf
 def seven_swap(s, p, g, a, b):
     """docs/rules.md §15.4: a Seven's player a swaps hands with b."""
-    swap_hands(s.hands, s.hand_sizes, s.lacks_color, s.chose_color, s.revealed, s.revealed_seen, s.uno_called, g, a, b, p.num_players)
+    swap_hands(s.hands, s.hand_sizes, s.lacks_color, s.chose_color, s.revealed, s.revealed_held, s.revealed_seen, s.uno_called, g, a, b, p.num_players)
     s.hands_swapped[g] = True
     log_event(s, g, EV_SWAP, a, b, 0)
 
@@ -719,7 +722,7 @@ def seven_swap(s, p, g, a, b):
 @leaf
 def zero_rotation(s, p, g):
     """docs/rules.md §15.4: a Zero passes every hand on in the direction of play."""
-    rotate_hands(s.hands, s.hand_sizes, s.lacks_color, s.chose_color, s.revealed, s.revealed_seen, s.uno_called, g,
+    rotate_hands(s.hands, s.hand_sizes, s.lacks_color, s.chose_color, s.revealed, s.revealed_held, s.revealed_seen, s.uno_called, g,
                  s.direction[g], p.num_players)
     s.hands_swapped[g] = True
     log_event(s, g, EV_ROTATE, s.direction[g], 0, 0)
@@ -1273,6 +1276,13 @@ def observe_games(s, p, seats, out):
         out[g, :] = 0
         if seats[g] >= 0:
             observe_one(s, p, g, seats[g], out[g])
+
+
+@leaf
+def clear_cards(destination):
+    """destination[:] = 0 for 55 card counts (a loop over a view, as copy_cards)."""
+    for card in range(NUM_CARD_TYPES):
+        destination[card] = 0
 
 
 @leaf

@@ -45,11 +45,13 @@ RANDOM, RANDOM_PLAY, HEURISTIC = range(3)
 POLICY_NAMES = ("random", "random-play", "heuristic")
 
 # The heuristic's weights (agents.heuristic documents each), in the order the compiled code reads them.
-HEURISTIC_WEIGHT_NAMES = ("block", "action_follow", "draw2", "rank_pair", "attack", "color_block")
+HEURISTIC_WEIGHT_NAMES = ("block", "action_follow", "draw2", "rank_pair", "attack", "color_block", "swap")
 HEURISTIC_WEIGHTS = {
-    2: {"block": 20.0, "action_follow": 2.0, "draw2": 2.0, "rank_pair": -3.0, "attack": 20.0, "color_block": 0.5},
-    "more": {"block": 100.0, "action_follow": 0.0, "draw2": 0.0, "rank_pair": 0.0, "attack": 20.0, "color_block": 0.5},
+    2: {"block": 20.0, "action_follow": 2.0, "draw2": 2.0, "rank_pair": -3.0, "attack": 20.0, "color_block": 0.5, "swap": 10.0},
+    "more": {"block": 100.0, "action_follow": 0.0, "draw2": 0.0, "rank_pair": 0.0, "attack": 20.0, "color_block": 0.5, "swap": 10.0},
 }
+BLUFF_STACK = 0.25  # a Wild Draw Four stacked while holding the current colour (below accept's 0.5)
+CLASSIC_DECK_FLAG, SEVEN_ZERO_FLAG = 0, 5  # positions in the observation's house_rules flags
 
 
 def heuristic_weights(num_players: int, overrides: dict | None = None) -> np.ndarray:
@@ -80,6 +82,8 @@ DISCARD_A = _STARTS["discard_counts"][0]
 SIZES_A = _STARTS["other_hand_sizes"][0]
 LACKS_A, LACKS_B = _STARTS["other_lacks_color"]
 PREV_COLOR_A, PREV_COLOR_B = _STARTS["wd4_prev_color"]
+PENDING_A, PENDING_B = _STARTS["pending_draw"]
+HOUSE_RULES_A, HOUSE_RULES_B = _STARTS["house_rules"]
 assert _STARTS["hand"] == (0, 0) and _STARTS["other_hand_sizes"][1] == 0
 COPIES_INT = CARD_COPIES.astype(np.int64)
 GRYFFINDOR = 0  # red: what agents.heuristic assumes (the option is not in the observation)
@@ -106,8 +110,11 @@ def heuristic_action(row, mask, num_players, weights, noise, scratch):
     """agents.heuristic's choice for one observation row (int8) and mask (bools), given tie-break
     noise (75 float32: added to the scores; only the legal entries are read). scratch: >= 256 float32."""
     others = num_players - 1
-    w_block, w_follow, w_draw2, w_pair, w_attack, w_color_block = (
-        weights[0], weights[1], weights[2], weights[3], weights[4], weights[5])
+    w_block, w_follow, w_draw2, w_pair, w_attack, w_color_block, w_swap = (
+        weights[0], weights[1], weights[2], weights[3], weights[4], weights[5], weights[6])
+    house_rules = HOUSE_RULES_A + HOUSE_RULES_B * others
+    classic = row[house_rules + CLASSIC_DECK_FLAG] == 1
+    stacking = row[PENDING_A + PENDING_B * others] > 0
     scores = scratch[0:NUM_ACTIONS]
     unseen = scratch[80:80 + NUM_CARD_TYPES]
     color_counts = scratch[140:144]
@@ -148,7 +155,8 @@ def heuristic_action(row, mask, num_players, weights, noise, scratch):
         my_size += held_color
         total_unseen += unseen_of_color
     for card in range(WILD, NUM_CARD_TYPES):
-        unseen[card] = F32(max(COPIES_INT[card] - row[card] - row[DISCARD_A + card], 0))
+        copies = 0 if classic and card == SORTING_HAT else COPIES_INT[card]  # the classic deck has no Hats
+        unseen[card] = F32(max(copies - row[card] - row[DISCARD_A + card], 0))
         total_unseen += int(unseen[card])
         my_size += row[card]
     wilds = F32(row[WILD]) + F32(row[WILD_DRAW4]) + F32(row[SORTING_HAT])
@@ -199,11 +207,23 @@ def heuristic_action(row, mask, num_players, weights, noise, scratch):
             play = play + w_attack * next_threat
         scores[card] = play
     max_threat = F32(0.0)
+    smallest = F32(row[SIZES_A])
     for k in range(others):
         max_threat = max(max_threat, _threat(F32(row[SIZES_A + k])))
+        smallest = min(smallest, F32(row[SIZES_A + k]))
+    # Seven-O: a 7 or 0 (not the last card) trades my hand, less the card, for another.
+    if row[house_rules + SEVEN_ZERO_FLAG] == 1 and my_size > 1:
+        kept = F32(my_size - 1)
+        seven_gain = w_swap * (kept - smallest)
+        zero_gain = w_swap * (kept - F32(row[SIZES_A + previous_seat]))
+        for color in range(4):
+            scores[color * 13 + 7] = F32(scores[color * 13 + 7] + seven_gain)
+            scores[color * 13] = F32(scores[color * 13] + zero_gain)
     scores[WILD] = F32(60.0)
     scores[SORTING_HAT] = F32(60.0) + w_attack * max_threat
     scores[WILD_DRAW4] = F32(5.0) if holds_current else F32(55.0) + w_attack * next_threat
+    if stacking and holds_current:  # a stack is never a guilty Wild Draw Four
+        scores[WILD_DRAW4] = F32(BLUFF_STACK)
     scores[DRAW] = F32(10.0)
     scores[KEEP] = F32(1.0)
     scores[UNO] = F32(1000.0)

@@ -29,7 +29,7 @@ import numpy as np
 
 from .cards import CARD_COLOR, CARD_RANK, DECK_SIZE, FULL_DECK, NUM_CARD_TYPES, SORTING_HAT, WILD, WILD_DRAW4
 from .encoding import observation_layout
-from .kernel import CATCH_PHASE, CHALLENGE_PHASE, COLOR, DRAWN, OVER, PLAY, TARGET, EngineState
+from .kernel import CATCH_PHASE, CHALLENGE_PHASE, COLOR, DRAWN, JUMP_PHASE, OVER, PLAY, STACK_PHASE, TARGET, EngineState
 
 
 class _Deal:
@@ -37,7 +37,9 @@ class _Deal:
 
     ``hands`` (k, P, 55) and ``draw_pile`` (k, 112, top last, -1 beyond the
     count) are the new cards; ``drawn`` (k,) the drawn card of a DRAWN phase
-    whose drawer is not the viewer (else the old one)."""
+    whose drawer is not the viewer (else the old one). Not used: that the seats
+    before a jump window's jumper hold no copy of the card (the window asks the
+    first holder in seat order)."""
 
     def __init__(self, source: EngineState, game: int, viewer: int, count: int, rng: np.random.Generator, wd4_bluffing: bool):
         num_players = source.hands.shape[1]
@@ -55,24 +57,31 @@ class _Deal:
         cards = pool[np.argsort(rng.random((count, len(pool))), axis=1)] if len(pool) else np.zeros((count, 0), np.int64)
         needed = {seat: int(hands[seat].sum() - known[seat].sum()) for seat in others}
 
-        drawer = int(source.current_player[game])
+        # The seat to act, when it is not the viewer, may be known to hold a card: one it just drew
+        # and can play (phase drawn), or a copy of the card on top (a jump window). In each world
+        # the first such card of the random order, a uniform pick among them, goes to that seat.
+        actor = int(source.current_player[game])
+        phase = source.phase[game]
+        top = int(source.discard[game, source.discard_count[game] - 1])
         self.drawn = np.full(count, source.drawn_card[game], np.int64)
-        redraw = source.phase[game] == DRAWN and drawer != viewer and needed.get(drawer, 0) > 0
-        if redraw:
-            # The drawer drew a card it could play: in each world the first playable card of the
-            # random order is a uniform pick among the playable unseen cards; it becomes that card.
-            color = int(source.current_color[game])
-            top_rank = int(CARD_RANK[source.discard[game, source.discard_count[game] - 1]])
-            playable = (CARD_COLOR[cards] == color) | ((CARD_RANK[cards] == top_rank) & (CARD_COLOR[cards] >= 0))
-            playable |= (cards == WILD) | (cards == SORTING_HAT) | ((cards == WILD_DRAW4) & wd4_bluffing)
-            first = np.where(playable.any(axis=1), playable.argmax(axis=1), 0)
+        must_hold = None
+        if actor != viewer and needed.get(actor, 0) > 0 and len(pool):
+            if phase == DRAWN:
+                color = int(source.current_color[game])
+                top_rank = int(CARD_RANK[top])
+                must_hold = (CARD_COLOR[cards] == color) | ((CARD_RANK[cards] == top_rank) & (CARD_COLOR[cards] >= 0))
+                must_hold |= (cards == WILD) | (cards == SORTING_HAT) | ((cards == WILD_DRAW4) & wd4_bluffing)
+            elif phase == JUMP_PHASE and known[actor, top] == 0:
+                must_hold = cards == top
+        if must_hold is not None:
+            first = np.where(must_hold.any(axis=1), must_hold.argmax(axis=1), 0)
             rows = np.arange(count)
             chosen = cards[rows, first].copy()
             cards[rows, first] = cards[:, 0]
             cards[:, 0] = chosen
-            self.drawn = chosen
-            # The drawer's share starts at position 0.
-            others = [drawer] + [seat for seat in others if seat != drawer]
+            if phase == DRAWN:
+                self.drawn = chosen
+            others = [actor] + [seat for seat in others if seat != actor]  # its share starts at position 0
 
         self.hands = np.repeat(hands[None], count, axis=0)
         rows = np.arange(count)[:, None]
@@ -109,13 +118,19 @@ def _write_drawn_card(worlds, slots, source, game, viewer, deal):
         worlds.drawn_card[slots] = -1
 
 
+def _challenge_open(source, game) -> bool:
+    """May the seat to act challenge a Wild Draw Four now (a challenge, or a stack on one)?"""
+    top = source.discard[game, source.discard_count[game] - 1]
+    return source.phase[game] == CHALLENGE_PHASE or (source.phase[game] == STACK_PHASE and top == WILD_DRAW4)
+
+
 def _write_wd4_guilty(worlds, slots, source, game, viewer, deal):
     offender = int(source.wd4_player[game])
     color = int(source.wd4_prev_color[game])
-    if source.phase[game] == CHALLENGE_PHASE and offender != viewer and 0 <= offender and 0 <= color:
+    if not _challenge_open(source, game):
+        worlds.wd4_guilty[slots] = False  # read only while a challenge may come; else an old verdict
+    elif offender != viewer and 0 <= offender and 0 <= color:
         worlds.wd4_guilty[slots] = deal.hands[:, offender, color * 13:color * 13 + 13].sum(axis=1) > 0
-    elif source.phase[game] != CHALLENGE_PHASE:
-        worlds.wd4_guilty[slots] = False  # read only while a challenge is open; else an old verdict
 
 
 def _shown_to_others(source, game, deal):
@@ -168,14 +183,14 @@ HIDDEN = {
     "hands": ("the other seats' cards, less those shown to the viewer and still held, dealt again; sizes kept", _write_hands),
     "draw_pile": ("dealt again from the same unseen cards (size kept); -1 beyond draw_count (stale cards)", _write_draw_pile),
     "drawn_card": ("another seat's drawn card: a uniform pick of the playable unseen cards; -1 outside the drawn phase", _write_drawn_card),
-    "wd4_guilty": ("an open challenge: recomputed from the offender's dealt hand; else False (an old verdict)", _write_wd4_guilty),
+    "wd4_guilty": ("while a challenge may come: recomputed from the offender's dealt hand; else False (an old verdict)", _write_wd4_guilty),
     "revealed": ("hands shown to other seats: the owner's dealt hand; hands shown to the viewer stay", _write_revealed),
     "revealed_held": ("the same rows as revealed: the owner's dealt hand", _write_revealed_held),
     "discard": ("-1 beyond discard_count (stale cards from before a reshuffle)", _write_discard),
     "round_deck": ("the full deck in card order (the true deal tells every hand)", _write_round_deck),
     "reshuffled": ("all -1 (the last reshuffle's order is the draw pile's)", _write_reshuffled),
     "scratch_deck": ("the full deck in card order", _write_scratch_deck),
-    "events": ("cleared, event_count 0 (events name drawn cards)", _write_events),
+    "events": ("cleared (events name drawn cards)", _write_events),
     "event_count": ("0 (the events are cleared)", _write_event_count),
     "rng": ("fresh streams from the determinization's seed (the old one fixes every future reshuffle)", _write_rng),
 }
@@ -184,6 +199,8 @@ PUBLIC = (
     "hand_sizes", "draw_count", "discard_count", "discard_counts", "current_color", "direction", "phase",
     "current_player", "turn_player", "turn_card", "starting_wild", "uno_called", "wd4_player", "wd4_prev_color",
     "catch_offender", "revealed_seen", "lacks_color", "chose_color", "scores", "dealer", "round_number", "turns",
+    # house rules: the pending draw, the seat whose turn follows a jump window, a Seven or Zero this turn
+    "pending_draw", "jump_next", "hands_swapped",
 )
 
 
@@ -236,7 +253,8 @@ def determinize_games(target: EngineState, slots: np.ndarray, source: EngineStat
 # ---------------------------------------------------------------- a game from what one seat sees
 
 
-def write_view(target: EngineState, slot: int, observation: np.ndarray, num_players: int, target_score: int) -> None:
+def write_view(target: EngineState, slot: int, observation: np.ndarray, num_players: int, target_score: int,
+               deck_copies: np.ndarray) -> None:
     """Write into target[slot] a game that shows ``observation`` to seat 0, the seat to act.
 
     Seats are renumbered so that the viewer is seat 0 (nothing in the rules depends
@@ -245,7 +263,11 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     not say is set to a neutral value: the order of the discards under the top card
     (card order), the viewer's own lacks and chosen colour (none), exact scores
     (the smallest total with the shown percent), the dealer (seat 0), the round
-    (1) and the decisions taken this round (0)."""
+    (1) and the decisions taken this round (0); in a stack on a Wild Draw Four, the
+    colour it replaced (the view shows it only in the challenge phase: a
+    challenge there then finds the player innocent). ``deck_copies``: the copies of
+    each card type in the game's deck. A view in a jump window is refused (it does
+    not say whose turn follows the window)."""
     layout = observation_layout(num_players)
     view = {name: np.asarray(observation[part], np.int64) for name, part in layout.items()}
     P, others = num_players, num_players - 1
@@ -254,8 +276,12 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
         field = getattr(target, name)
         field[g] = -1 if name in ("turn_card", "drawn_card", "wd4_player", "wd4_prev_color", "catch_offender", "chose_color", "reshuffled") else 0
     phase = int(view["phase"].argmax())
-    if view["phase"].sum() != 1 or phase == OVER:
+    if view["house_phase"].any():
+        phase = STACK_PHASE if view["house_phase"][0] else JUMP_PHASE
+    elif view["phase"].sum() != 1 or phase == OVER:
         raise ValueError("observation: its phase is not that of a game in play (one-hot, not over)")
+    if phase == JUMP_PHASE:
+        raise ValueError("observation: a view in a jump window does not say whose turn follows it")
     seat_of = [(k + 1) % P for k in range(others)]  # "other k" (k to my left) is seat k + 1
     target.hands[g, 0] = view["hand"]
     target.hand_sizes[g, 0] = view["hand"].sum()
@@ -285,17 +311,20 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     target.current_player[g] = 0
     previous = 1 if target.direction[g] < 0 else P - 1  # the seat that played before me
     target.turn_player[g] = 0
+    target.pending_draw[g] = view["pending_draw"][0]
     if phase == DRAWN:
         target.drawn_card[g] = view["drawn_card"].argmax()
     elif phase == COLOR:
         target.starting_wild[g] = len(discards) == 1
         target.turn_card[g] = -1 if len(discards) == 1 else top
-    elif phase == TARGET:
-        target.turn_card[g] = SORTING_HAT
-    elif phase == CHALLENGE_PHASE:
-        target.turn_player[g] = target.wd4_player[g] = previous
-        target.turn_card[g] = WILD_DRAW4
-        target.wd4_prev_color[g] = view["wd4_prev_color"].argmax()
+    elif phase == TARGET:  # a Sorting Hat's target, or a Seven's partner
+        target.turn_card[g] = top
+    elif phase in (CHALLENGE_PHASE, STACK_PHASE):
+        target.turn_player[g] = previous
+        target.turn_card[g] = top
+        if top == WILD_DRAW4:
+            target.wd4_player[g] = previous
+            target.wd4_prev_color[g] = view["wd4_prev_color"].argmax() if view["wd4_prev_color"].any() else -1
     elif phase == CATCH_PHASE:
         offender = seat_of[int(view["catch_offender"].argmax())]
         target.turn_player[g] = target.catch_offender[g] = offender
@@ -307,7 +336,10 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     shown = np.zeros((P, NUM_CARD_TYPES), np.int64)
     for seat in seat_of:
         shown[seat] = target.revealed[g, 0, seat]
-    unseen = np.repeat(np.arange(NUM_CARD_TYPES), np.bincount(FULL_DECK, minlength=NUM_CARD_TYPES) - view["hand"] - view["discard_counts"])
+    unseen_counts = np.asarray(deck_copies, np.int64) - view["hand"] - view["discard_counts"]
+    if (unseen_counts < 0).any():
+        raise ValueError("observation: it shows more copies of a card than the game's deck holds")
+    unseen = np.repeat(np.arange(NUM_CARD_TYPES), unseen_counts)
     rest = list(unseen)
     for seat in seat_of:
         size = int(target.hand_sizes[g, seat])
@@ -329,8 +361,8 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     target.draw_pile[g, :draw_count] = rest
     target.draw_pile[g, draw_count:] = -1
     target.draw_count[g] = draw_count
-    if phase == CHALLENGE_PHASE:
-        color = int(target.wd4_prev_color[g])
+    color = int(target.wd4_prev_color[g])
+    if target.wd4_player[g] >= 0 and color >= 0:
         target.wd4_guilty[g] = target.hands[g, previous, color * 13:color * 13 + 13].sum() > 0
     target.round_deck[g] = FULL_DECK
     target.scratch_deck[g] = FULL_DECK

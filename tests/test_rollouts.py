@@ -34,7 +34,12 @@ def test_the_weights_are_the_heuristics():
     assert rollout.HEURISTIC_WEIGHTS["more"] == WEIGHTS_MORE_PLAYERS
 
 
-@pytest.mark.parametrize("num_players, rules", [(2, {}), (3, {}), (4, {}), (6, {}), (2, {"wd4_bluffing": False}), (4, {"voluntary_draw": False})])
+HOUSE = [{"stacking": "mixed", "jump_in": True}, {"seven_zero": True, "deck": "classic"},
+         {"stacking": "both", "seven_zero": True, "draw_until_playable": True, "forced_play": True}]
+
+
+@pytest.mark.parametrize("num_players, rules", [(2, {}), (3, {}), (4, {}), (6, {}), (2, {"wd4_bluffing": False}), (4, {"voluntary_draw": False}),
+                                                (2, HOUSE[0]), (4, HOUSE[0]), (2, HOUSE[1]), (3, HOUSE[1]), (4, HOUSE[2])])
 def test_compiled_heuristic_chooses_what_agents_heuristic_chooses(num_players, rules):
     observations, masks = recorded_positions(num_players, games=64, steps=120, seed=num_players, **rules)
     agent = agents.load("heuristic", num_players, seed=11)

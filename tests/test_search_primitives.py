@@ -11,8 +11,8 @@ import pytest
 
 import hpuno_env
 from hpuno_env import VectorEngine, worlds
-from hpuno_env.cards import CARD_COPIES, DECK_SIZE, FULL_DECK, NUM_CARD_TYPES
-from hpuno_env.kernel import CHALLENGE_PHASE, DRAWN, EngineState
+from hpuno_env.cards import CARD_COPIES, DECK_COPIES, DECK_SIZE, FULL_DECK, NUM_CARD_TYPES
+from hpuno_env.kernel import CHALLENGE_PHASE, DRAWN, JUMP_PHASE, STACK_PHASE, EngineState
 
 
 def _play_random(engine: VectorEngine, steps: int, seed: int) -> None:
@@ -40,8 +40,10 @@ def card_multiset(state: EngineState, g: int) -> np.ndarray:
     return counts
 
 
-def seats_of(engine: VectorEngine) -> np.ndarray:
-    return np.asarray(engine.current_player, np.int8)
+# House rules that add state a world must keep or deal again: the pending draw (stacking),
+# jump windows, hands moved and known by a Seven or a Zero, the classic deck.
+HOUSE = {"stacking": "mixed", "jump_in": True, "seven_zero": True, "draw_until_playable": True}
+CLASSIC_HOUSE = {"deck": "classic", "stacking": "both", "seven_zero": True, "forced_play": True}
 
 
 # ---------------------------------------------------------------- clones
@@ -102,11 +104,14 @@ def test_every_field_is_classified_hidden_or_public():
     assert set(worlds.HIDDEN) | set(worlds.PUBLIC) == set(EngineState._fields)
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_determinized_worlds_are_legal_and_keep_what_the_viewer_knows(num_players):
+@pytest.mark.parametrize("num_players, rules", [(2, {}), (3, {}), (4, {}), (2, HOUSE), (3, HOUSE), (4, CLASSIC_HOUSE)])
+def test_determinized_worlds_are_legal_and_keep_what_the_viewer_knows(num_players, rules):
     checked_revealed = 0
-    for engine in positions(num_players, seed=num_players):
+    copies = DECK_COPIES[rules.get("deck", "harry_potter")]
+    phases = set()
+    for engine in positions(num_players, seed=num_players, **rules):
         state = engine.state
+        phases |= set(state.phase.tolist())
         for g in range(0, engine.num_games, 3):
             for viewer in {int(state.current_player[g]), (int(state.current_player[g]) + 1) % num_players}:
                 count = 6
@@ -118,7 +123,7 @@ def test_determinized_worlds_are_legal_and_keep_what_the_viewer_knows(num_player
                 if viewer == state.current_player[g]:
                     assert (found.legal_mask() == engine.legal_mask()[g]).all()
                 for k in range(count):
-                    assert np.array_equal(card_multiset(w, k), CARD_COPIES), "every card exactly once"
+                    assert np.array_equal(card_multiset(w, k), copies), "every card exactly once"
                     assert np.array_equal(w.hands[k].sum(axis=1), state.hands[g].sum(axis=1))
                     assert np.array_equal(w.hand_sizes[k], state.hand_sizes[g])
                     assert np.array_equal(w.hands[k, viewer], state.hands[g, viewer])
@@ -133,12 +138,15 @@ def test_determinized_worlds_are_legal_and_keep_what_the_viewer_knows(num_player
                             checked_revealed += still_held.sum() > 0
                     if w.phase[k] == DRAWN:
                         assert w.hands[k, w.current_player[k], w.drawn_card[k]] > 0
-    if num_players > 2:
-        assert checked_revealed, "the positions should include hands shown by a challenge"
+    if num_players > 2 or rules.get("seven_zero"):
+        assert checked_revealed, "the positions should include hands shown by a challenge or passed by a 7 or 0"
+    if rules == HOUSE:
+        assert {STACK_PHASE, JUMP_PHASE} <= phases, "the positions should include stacks and jump windows"
 
 
-def test_worlds_play_on_to_the_end():
-    engine = positions(4, games=16)[2]
+@pytest.mark.parametrize("rules", [{}, HOUSE])
+def test_worlds_play_on_to_the_end(rules):
+    engine = positions(4, games=16, **rules)[2]
     found = engine.determinize(0, 64, seed=3)
     found.auto_reset = False
     rng = np.random.default_rng(0)
@@ -186,6 +194,8 @@ def hidden_twin(engine: VectorEngine, g: int, viewer: int, seed: int) -> VectorE
         free = s.hands[0, owner].astype(np.int64) - known[owner]
         if owner == s.current_player[0] and drawer_card >= 0:
             free[drawer_card] -= 1  # keep the drawn card where it is (the phase depends on it)
+        if owner == s.current_player[0] and s.phase[0] == JUMP_PHASE:
+            free[s.discard[0, s.discard_count[0] - 1]] -= 1  # and the jumper's copy of the top card
         count = int(s.draw_count[0])
         if free.sum() <= 0 or count == 0:
             continue
@@ -206,7 +216,7 @@ def hidden_twin(engine: VectorEngine, g: int, viewer: int, seed: int) -> VectorE
     s.scratch_deck[0] = rng.permutation(FULL_DECK)
     if s.phase[0] != DRAWN:
         s.drawn_card[0] = rng.integers(0, NUM_CARD_TYPES)
-    if s.phase[0] != CHALLENGE_PHASE:
+    if s.phase[0] not in (CHALLENGE_PHASE, STACK_PHASE):
         s.wd4_guilty[0] = not s.wd4_guilty[0]
     for other_viewer in range(P):
         for owner in range(P):
@@ -223,8 +233,8 @@ def leak_free(engine: VectorEngine, hidden: dict, checked_fields: set) -> bool:
         viewer = int(engine.state.current_player[g])
         twin = hidden_twin(engine, g, viewer, seed=g)
         assert (twin.observe(np.array([viewer], np.int8)) == engine.observe(np.where(np.arange(engine.num_games) == g, viewer, -1).astype(np.int8))[g]).all()
-        ours = VectorEngine(4, engine.num_players, auto_reset=False)
-        theirs = VectorEngine(4, engine.num_players, auto_reset=False)
+        ours = VectorEngine(4, engine.num_players, auto_reset=False, **engine.options.as_dict())
+        theirs = VectorEngine(4, engine.num_players, auto_reset=False, **engine.options.as_dict())
         worlds.determinize_games(ours.state, np.arange(4), engine.state, g, viewer, 11, True, hidden)
         worlds.determinize_games(theirs.state, np.arange(4), twin.state, 0, viewer, 11, True, hidden)
         for name in EngineState._fields:
@@ -236,8 +246,9 @@ def leak_free(engine: VectorEngine, hidden: dict, checked_fields: set) -> bool:
 
 @pytest.fixture(scope="module")
 def leak_positions():
-    # Three players, so that some hands were shown to another seat than the viewer.
-    return [engine.clone(np.arange(0, 48, 2)) for engine in positions(3, seed=9)]
+    # Three players, so that some hands were shown to another seat than the viewer; under the
+    # standard rules and the house rules (pending draws, jump windows, hands passed by 7s and 0s).
+    return [engine.clone(np.arange(0, 48, 2)) for rules in ({}, HOUSE) for engine in positions(3, seed=9, **rules)]
 
 
 def test_games_that_differ_only_in_hidden_things_give_the_same_worlds(leak_positions):
@@ -293,19 +304,24 @@ def test_an_unseen_cards_place_is_uniform_over_the_unseen_places():
 # ---------------------------------------------------------------- a game from a view
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_a_game_loaded_from_a_view_shows_that_view(num_players):
-    for engine in positions(num_players, games=24, seed=5):
-        views, masks = engine.observe(), engine.legal_mask()
-        loaded = VectorEngine(engine.num_games, num_players, auto_reset=False)
-        for g in range(engine.num_games):
+@pytest.mark.parametrize("num_players, rules", [(2, {}), (4, {}), (2, HOUSE), (4, CLASSIC_HOUSE)])
+def test_a_game_loaded_from_a_view_shows_that_view(num_players, rules):
+    for engine in positions(num_players, games=24, seed=5, **rules):
+        in_play = np.flatnonzero(engine.state.phase != JUMP_PHASE)  # a jump window's view is refused
+        views, masks = engine.observe()[in_play], engine.legal_mask()[in_play]
+        loaded = VectorEngine(len(in_play), num_players, auto_reset=False, **rules)
+        for g in range(len(in_play)):
             loaded.load_view(g, views[g])
         assert (loaded.observe() == views).all()
         assert (loaded.legal_mask() == masks).all()
-        for g in range(0, engine.num_games, 4):
+        for g in range(0, len(in_play), 4):
             found = loaded.determinize(g, 4, viewer=0, seed=g)
             assert (found.observe() == views[g]).all()
             for k in range(4):
-                assert np.array_equal(card_multiset(found.state, k), CARD_COPIES)
+                assert np.array_equal(card_multiset(found.state, k), DECK_COPIES[rules.get("deck", "harry_potter")])
+        jumping = np.flatnonzero(engine.state.phase == JUMP_PHASE)
+        if len(jumping):
+            with pytest.raises(ValueError, match="jump"):
+                loaded.load_view(0, engine.observe()[jumping[0]])
     with pytest.raises(ValueError, match="observation"):
         loaded.load_view(0, views[0][:-1])
