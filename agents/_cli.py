@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 
 from hpuno_env import RulesOptions
+from hpuno_env._reading import JSONInputError, parse_json
 
 _TYPES = {"int": int, "float": float, "float | None": float, "str": str}
 
@@ -90,9 +90,9 @@ def layer_sizes(text: str) -> list[int]:
 def rules_from_json(text: str) -> dict:
     """A ``--rules`` JSON object as a full, checked ``RulesOptions`` dict; ValueError/TypeError say what is wrong."""
     try:
-        given = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"not JSON ({error}): {text!r}") from None
+        given = parse_json(text, "--rules")
+    except JSONInputError as error:  # too deep, huge numbers, not JSON at all: one line, never a RecursionError
+        raise ValueError(f"not JSON ({error.problem}): {text[:80]!r}") from None
     if not isinstance(given, dict):
         raise ValueError(f"expected a JSON object like '{{\"uno_penalty\": 4}}', got {text!r}")
     return RulesOptions.from_kwargs(**given).as_dict()

@@ -34,7 +34,14 @@ objects). The file holds:
 ``agents.load`` refuses, with a ``ValueError`` naming the file: another
 player count, another observation version or size, a corrupt or truncated
 file, a file of another format (an SB3 ``.zip``, a ``torch.save`` or pickle
-file: recognised by their first bytes and never opened further).
+file: recognised by their first bytes and never opened further), a file
+that is not a regular file (a FIFO, a device such as ``/dev/zero``), and a
+network larger than the bounds ``MAX_HIDDEN_LAYERS``, ``MAX_LAYER_SIZE`` and
+``MAX_PARAMETERS``. Only the 8-byte size and the JSON header are read first:
+the metadata and the header's tensor shapes are checked against each other
+before any tensor is read or any network built, so a small crafted file
+cannot make ``agents.load`` allocate gigabytes. Each refusal is one line
+naming the file and the field.
 
 Public API
 ----------
@@ -80,6 +87,7 @@ import torch
 from torch import nn
 
 from hpuno_env._output import write_atomically
+from hpuno_env._reading import open_regular_file, parse_json
 from hpuno_env.cards import NUM_ACTIONS
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
 from hpuno_env.options import RulesOptions, check_num_players
@@ -153,8 +161,7 @@ class TrainedAgent(SeededAgent):
         """Read an agent file made by ``export`` for games of num_players; never runs code from the file."""
         num_players = check_num_players(num_players)
         path = os.fspath(path)
-        metadata, tensors = _read_agent_file(path)
-        _check_metadata(metadata, path, num_players)
+        metadata, tensors = _read_agent_file(path, num_players)
         network = _network_from_file(metadata, tensors, path)
         return cls(network, num_players, metadata, deterministic, seed, source=path)
 
@@ -374,57 +381,71 @@ def _to_json(metadata: dict) -> str:
 
 # ---- reading: the file checked before anything is built from it
 
+# Bounds on what an agent file may claim, checked on its header before anything is allocated: far above any network
+# trained here (256-256 is 0.2 M parameters), far below what would exhaust a laptop.
+MAX_FILE_BYTES = 1 << 30
+MAX_HEADER_BYTES = 16 << 20
+MAX_HIDDEN_LAYERS = 16
+MAX_LAYER_SIZE = 8192
+MAX_PARAMETERS = 64_000_000  # 256 MB of float32
 
-def _read_agent_file(path: str) -> tuple[dict, dict]:
-    """(metadata, tensors) of an agent file. Raw bytes are parsed as safetensors only; nothing is unpickled."""
+
+def _read_agent_file(path: str, num_players: int) -> tuple[dict, dict]:
+    """(metadata, tensors) of an agent file for num_players, everything checked before it is read or built.
+
+    Only the 8-byte size and the JSON header are read first; the metadata is checked, the header's tensor
+    shapes are compared with the network it describes, and only then are the tensor bytes (bounded by that
+    network's size) read and parsed as safetensors. Nothing is unpickled."""
     import safetensors.torch
 
+    with open_regular_file(path, "agent file", MAX_FILE_BYTES) as file:
+        file_size = os.fstat(file.fileno()).st_size
+        prefix = file.read(9)
+        _refuse_other_formats(prefix, path, file_size)
+        header_size = int.from_bytes(prefix[:8], "little")
+        if header_size < 2:
+            raise ValueError(f"{path!r} is corrupt: its header claims {header_size} bytes")
+        if header_size > MAX_HEADER_BYTES:
+            raise ValueError(f"{path!r} is corrupt: its header claims {header_size:,} bytes, more than the {MAX_HEADER_BYTES:,} an agent file's may have")
+        header_bytes = prefix[8:] + file.read(header_size - 1)
+        header = parse_json(header_bytes, f"{path!r} (its safetensors header)")
+        stored = header.get("__metadata__") if isinstance(header, dict) else None
+        if not isinstance(stored, dict) or METADATA_KEY not in stored:
+            raise ValueError(f"{path!r} is a {FILE_SUFFIX} file but not an hpuno agent (no {METADATA_KEY!r} metadata)")
+        if not isinstance(stored[METADATA_KEY], str):
+            raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not a JSON string")
+        metadata = parse_json(stored[METADATA_KEY], f"{path!r} (its {METADATA_KEY!r} metadata)")
+        if not isinstance(metadata, dict):
+            raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not a JSON object")
+        _check_metadata(metadata, path, num_players)
+        data_size = _check_header_tensors(header, _network_shapes(metadata["network"]), path, file_size - 8 - header_size)
+        data = file.read(data_size)
     try:
-        with open(path, "rb") as file:
-            data = file.read()
-    except OSError as error:
-        raise ValueError(f"cannot read agent file {path!r}: {error}") from error
-    _refuse_other_formats(data, path)
-    header_size = int.from_bytes(data[:8], "little")
-    try:
-        header = json.loads(data[8 : 8 + header_size])
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path!r} is corrupt or not a {FILE_SUFFIX} file: its header is not JSON ({error})") from error
-    stored = header.get("__metadata__") if isinstance(header, dict) else None
-    if not isinstance(stored, dict) or METADATA_KEY not in stored:
-        raise ValueError(f"{path!r} is a {FILE_SUFFIX} file but not an hpuno agent (no {METADATA_KEY!r} metadata)")
-    try:
-        metadata = json.loads(stored[METADATA_KEY])
-    except (TypeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not JSON ({error})") from error
-    if not isinstance(metadata, dict):
-        raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not a JSON object")
-    try:
-        tensors = safetensors.torch.load(data)
+        tensors = safetensors.torch.load(prefix[:8] + header_bytes + data)
     except Exception as error:  # safetensors' own error for bad offsets, dtypes or sizes: a damaged file
-        raise ValueError(f"{path!r} is corrupt or truncated: {type(error).__name__}: {error}") from error
+        raise ValueError(f"{path!r} is corrupt or truncated: {type(error).__name__}: {str(error)[:200]}") from error
     return metadata, tensors
 
 
-def _refuse_other_formats(data: bytes, path: str) -> None:
+def _refuse_other_formats(prefix: bytes, path: str, file_size: int) -> None:
     """ValueError for a zip archive, a pickle, or a file too short or too damaged to hold a safetensors header.
 
     A safetensors file is an 8-byte little-endian header size, then that many
     bytes of JSON starting with "{". Zip archives (SB3 checkpoints, torch.save
     files) and pickles are named as such, from their first bytes only.
     """
-    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+    if prefix[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         raise ValueError(
             f"{path!r} is a zip archive (an SB3 checkpoint .zip or a torch.save file), which holds pickled objects that "
             f"could run code; agents.load only reads {FILE_SUFFIX} agent files. To turn your own checkpoint into one: "
             f"{EXPORT_COMMAND} (see python -m agents.export --help)"
         )
-    header_size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
-    if len(data) > 8 and data[8:9] == b"{":
-        if header_size > len(data) - 8:
-            raise ValueError(f"{path!r} is truncated: its header claims {header_size} bytes, the file has {len(data) - 8} after the size")
+    header_size = int.from_bytes(prefix[:8], "little") if len(prefix) >= 8 else -1
+    if len(prefix) > 8 and prefix[8:9] == b"{":
+        if header_size > file_size - 8:
+            raise ValueError(f"{path!r} is truncated: its header claims {header_size} bytes, the file has {file_size - 8} after the size")
         return
-    if len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5:
+    if len(prefix) >= 2 and prefix[0] == 0x80 and 2 <= prefix[1] <= 5:
         raise ValueError(
             f"{path!r} is a Python pickle (e.g. a torch.save file), which could run code and is never unpickled; "
             f"agents.load only reads {FILE_SUFFIX} agent files (made by agents.trained.export or {EXPORT_COMMAND})"
@@ -432,58 +453,111 @@ def _refuse_other_formats(data: bytes, path: str) -> None:
     raise ValueError(f"{path!r} is not an agent file ({FILE_SUFFIX}): it does not start with a safetensors header")
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
-    """ValueError unless the metadata describes a version-1 agent for num_players with today's observation layout."""
+    """ValueError unless the metadata describes a version-1 agent for num_players with today's observation layout,
+    and a network within the bounds above; each error one line naming the file and the field."""
     if metadata.get("format") != FORMAT_NAME:
-        raise ValueError(f"{path!r} is not an hpuno agent file: format {metadata.get('format')!r}, expected {FORMAT_NAME!r}")
+        raise ValueError(f"{path!r} is not an hpuno agent file: format {_short(metadata.get('format'))}, expected {FORMAT_NAME!r}")
     version = metadata.get("format_version")
-    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= FORMAT_VERSION:
-        raise ValueError(f"{path!r} has agent format version {version!r}; this hpuno-env reads versions 1 to {FORMAT_VERSION} (a newer file needs a newer hpuno-env)")
+    if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
+        raise ValueError(f"{path!r} has agent format version {_short(version)}; this hpuno-env reads versions 1 to {FORMAT_VERSION} (a newer file needs a newer hpuno-env)")
     made_for = metadata.get("num_players")
-    if made_for != num_players:
-        raise ValueError(f"agent {path!r} was made for {made_for}-player games and cannot play {num_players}-player games")
+    if not _is_int(made_for) or made_for != num_players:
+        raise ValueError(f"agent {path!r} was made for {_short(made_for)}-player games and cannot play {num_players}-player games")
     observation = metadata.get("observation")
     if not isinstance(observation, dict):
         raise ValueError(f"{path!r} is corrupt: its metadata has no 'observation' section")
-    if observation.get("version") != OBSERVATION_VERSION:
+    if not _is_int(observation.get("version")) or observation.get("version") != OBSERVATION_VERSION:
         raise ValueError(
-            f"agent {path!r} was trained on observation layout version {observation.get('version')!r}, but this hpuno-env "
+            f"agent {path!r} was trained on observation layout version {_short(observation.get('version'))}, but this hpuno-env "
             f"writes version {OBSERVATION_VERSION}: the agent would misread the observations; retrain it"
         )
     expected = observation_size(num_players)
-    if observation.get("size") != expected:
-        raise ValueError(f"agent {path!r} reads observations of size {observation.get('size')!r}, but {num_players} players give size {expected}")
+    if not _is_int(observation.get("size")) or observation.get("size") != expected:
+        raise ValueError(f"agent {path!r} reads observations of size {_short(observation.get('size'))}, but {num_players} players give size {expected}")
     network = metadata.get("network")
     if not isinstance(network, dict):
         raise ValueError(f"{path!r} is corrupt: its metadata has no 'network' section")
+
+    def cannot_build(field: str, needs: str) -> ValueError:
+        return ValueError(f"{path!r} describes a network this hpuno-env cannot build: network.{field} is "
+                          f"{_short(network.get(field))}, it must be {needs}")
+
+    if not _is_int(network.get("input_size")) or network["input_size"] != expected:
+        raise cannot_build("input_size", f"the int {expected}")
+    if not _is_int(network.get("num_actions")) or network["num_actions"] != NUM_ACTIONS:
+        raise cannot_build("num_actions", f"the int {NUM_ACTIONS}")
+    if not isinstance(network.get("activation"), str) or network["activation"] not in ACTIVATIONS:
+        raise cannot_build("activation", f"one of {sorted(ACTIVATIONS)}")
     hidden = network.get("hidden_sizes")
     if (
-        network.get("input_size") != expected
-        or network.get("num_actions") != NUM_ACTIONS
-        or network.get("activation") not in ACTIVATIONS
-        or not isinstance(hidden, list)
-        or not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 65536 for n in hidden)
+        not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS
+        or not all(_is_int(n) and 1 <= n <= MAX_LAYER_SIZE for n in hidden)
     ):
-        raise ValueError(
-            f"{path!r} describes a network this hpuno-env cannot build: {network!r} (needs input_size {expected}, "
-            f"num_actions {NUM_ACTIONS}, activation one of {sorted(ACTIVATIONS)}, hidden_sizes a list of positive ints)"
-        )
+        raise cannot_build("hidden_sizes", f"a list of at most {MAX_HIDDEN_LAYERS} ints in [1, {MAX_LAYER_SIZE}]")
+    parameters = sum(int(np.prod(shape)) for shape in _network_shapes(network).values())
+    if parameters > MAX_PARAMETERS:
+        raise cannot_build("hidden_sizes", f"a network of at most {MAX_PARAMETERS:,} parameters (it has {parameters:,})")
     for section in ("rules_options", "training", "evaluation"):
         if not isinstance(metadata.get(section), dict):
             raise ValueError(f"{path!r} is corrupt: its metadata's {section!r} is not a dict")
 
 
+def _short(value) -> str:
+    """repr cut to one short line: an error must not echo a 6 MB list."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _network_shapes(network_info: dict) -> dict[str, tuple[int, ...]]:
+    """The tensor shapes ``ActorNetwork.build`` makes for a (checked) network section, computed without building it."""
+    shapes, width = {}, network_info["input_size"]
+    for index, size in enumerate(network_info["hidden_sizes"]):
+        shapes[f"policy_net.{2 * index}.weight"], shapes[f"policy_net.{2 * index}.bias"] = (size, width), (size,)
+        width = size
+    shapes["action_net.weight"], shapes["action_net.bias"] = (network_info["num_actions"], width), (network_info["num_actions"],)
+    shapes["obs_scale"] = shapes["obs_shift"] = (network_info["input_size"],)
+    return shapes
+
+
+def _check_header_tensors(header: dict, expected: dict, path: str, data_bytes: int) -> int:
+    """ValueError unless the header lists exactly the expected float32 tensors, each of its shape, inside the file's
+    data; returns the bytes of data to read."""
+    found = {name: entry for name, entry in header.items() if name != "__metadata__"}
+    missing, unexpected = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+    if missing or unexpected:
+        raise ValueError(f"{path!r} is corrupt: its tensors do not match the network its metadata describes "
+                         f"(missing {_short(missing)}, unexpected {_short(unexpected)})")
+    end = 0
+    for name, shape in expected.items():
+        entry = found[name]
+        if not isinstance(entry, dict) or entry.get("dtype") != "F32":
+            raise ValueError(f"{path!r} is corrupt: tensor {name!r} is {_short(entry.get('dtype') if isinstance(entry, dict) else entry)}, expected float32 (F32)")
+        stored = entry.get("shape")
+        if not isinstance(stored, list) or not all(_is_int(n) for n in stored) or tuple(stored) != shape:
+            raise ValueError(f"{path!r} is corrupt: its tensors do not match the network its metadata describes: "
+                             f"tensor {name!r} has shape {_short(tuple(stored) if isinstance(stored, list) else stored)}, the network needs {shape}")
+        offsets = entry.get("data_offsets")
+        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_int(n) for n in offsets)
+                or offsets[1] - offsets[0] != 4 * int(np.prod(shape)) or offsets[0] < 0):
+            raise ValueError(f"{path!r} is corrupt: tensor {name!r} has data_offsets {_short(offsets)}, not {4 * int(np.prod(shape))} bytes")
+        end = max(end, offsets[1])
+    if end > data_bytes:
+        raise ValueError(f"{path!r} is truncated: its tensors need {end:,} bytes of data, the file has {max(data_bytes, 0):,}")
+    return end
+
+
 def _network_from_file(metadata: dict, tensors: dict, path: str) -> ActorNetwork:
     network_info = metadata["network"]
-    network = ActorNetwork.build(network_info["input_size"], network_info["hidden_sizes"], network_info["activation"], network_info["num_actions"])
-    expected = {name: tuple(tensor.shape) for name, tensor in network.state_dict().items()}
-    found = {name: tuple(tensor.shape) for name, tensor in tensors.items()}
-    if found != expected:
-        raise ValueError(f"{path!r} is corrupt: its tensors {found} do not match the network its metadata describes {expected}")
     for name, tensor in tensors.items():
         if tensor.dtype != torch.float32:
             raise ValueError(f"{path!r} is corrupt: tensor {name!r} is {tensor.dtype}, expected float32")
         if not bool(torch.isfinite(tensor).all()):
             raise ValueError(f"{path!r} is corrupt: tensor {name!r} holds NaN or infinite values")
+    network = ActorNetwork.build(network_info["input_size"], network_info["hidden_sizes"], network_info["activation"], network_info["num_actions"])
     network.load_state_dict(tensors, strict=True)
     return network.eval()

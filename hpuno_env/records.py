@@ -50,6 +50,7 @@ import numpy as np
 
 from . import kernel
 from ._output import write_atomically
+from ._reading import read_json_file
 from .cards import ACTION_INDEX, ACTION_LABELS, deck_from_labels
 from .engine import VectorEngine
 from .options import RulesOptions, check_num_players
@@ -59,6 +60,7 @@ VERSION = 1
 OUTCOMES = ("terminated", "truncated", "unfinished")
 _OPTION_NAMES = tuple(field.name for field in dataclasses.fields(RulesOptions))
 _WORD = 0xFFFFFFFF
+MAX_RECORD_BYTES = 64 * 2**20  # a 10,000-decision round's record is about 200 kB
 
 
 # ---------------------------------------------------------------- the generator at the deal
@@ -318,7 +320,7 @@ def _check_round(entry, index: int, num_players: int) -> None:
         if (
             not isinstance(decision, list) or len(decision) != 2
             or not (_is_int(decision[0]) and 0 <= decision[0] < num_players)
-            or decision[1] not in ACTION_INDEX
+            or not isinstance(decision[1], str) or decision[1] not in ACTION_INDEX
         ):
             raise ValueError(
                 f"{where}.decisions[{number}]' (round {index + 1}, decision {number + 1}) must be "
@@ -430,18 +432,11 @@ def save_record(record, path) -> None:
 
 
 def load_record(path) -> dict:
-    """Read and check a record file; ``ValueError`` naming the file for bad JSON or a bad record."""
-    try:
-        with open(path) as file:
-            text = file.read()
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not a text file ({error})") from None
-    try:
-        record = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not valid JSON, truncated or corrupt ({error})") from None
+    """Read and check a record file; ``ValueError`` naming the file for a file that is not a regular one or
+    larger than ``MAX_RECORD_BYTES``, for bad JSON (too deep, huge numbers: ``hpuno_env._reading``) or a bad record."""
+    record = read_json_file(path, "record", MAX_RECORD_BYTES)
     try:
         check_record(record)
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
+        raise ValueError(f"{os.fspath(path)}: {error}") from None
     return record

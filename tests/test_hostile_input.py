@@ -1,0 +1,267 @@
+"""Nothing a user hands the project can exhaust the machine, corrupt a running env or lose finished work.
+
+Crafted agent files and records, special files (FIFOs, /dev/zero), deeply
+nested or huge-number JSON, opponents that fail mid-step, Ctrl-C and closed
+stdin in the commands, and bad numbers on the command line. The tests that
+could exhaust memory or hang run in a subprocess under an address-space limit
+and a timeout, so that a regression fails instead of taking CI down.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import hpuno_env
+from hpuno_env._reading import parse_json
+from hpuno_env.records import load_record
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHIPPED_2P = os.path.join(ROOT, "agents", "weights", "ppo_2p.safetensors")
+MEMORY_LIMIT = 3 * 2**30  # address space for a bounded subprocess: torch and numba need about 1.5 GB of it
+TIME_LIMIT = 120  # seconds: a loaded two-core machine imports torch in about 10
+
+
+def run_bounded(code: str, *args: str, memory: int = MEMORY_LIMIT, timeout: float = TIME_LIMIT, stdin=None) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh Python under an address-space limit and a timeout (a regression fails, never hangs)."""
+    prelude = textwrap.dedent(f"""
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))
+        sys.path.insert(0, {ROOT!r})
+    """)
+    try:
+        return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code), *args], capture_output=True, text=True,
+                              timeout=timeout, cwd=ROOT, stdin=stdin if stdin is not None else subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(f"timed out after {timeout} s (hung or too slow): {error.stderr!r}")
+
+
+LOAD_AGENT = """
+import agents
+try:
+    agents.load(sys.argv[1], num_players=2)
+except ValueError as error:
+    print("VALUE_ERROR", error)
+else:
+    print("LOADED")
+"""
+
+
+def shipped_header() -> tuple[dict, bytes]:
+    """(header, data) of the shipped 2-player agent file."""
+    with open(SHIPPED_2P, "rb") as file:
+        raw = file.read()
+    size = struct.unpack("<Q", raw[:8])[0]
+    return json.loads(raw[8 : 8 + size]), raw[8 + size :]
+
+
+def write_safetensors(path, header: dict, data: bytes) -> str:
+    text = json.dumps(header).encode()
+    with open(path, "wb") as file:
+        file.write(struct.pack("<Q", len(text)) + text + data)
+    return str(path)
+
+
+def crafted_agent(tmp_path, name="crafted.safetensors", network_changes=None, metadata_text=None) -> str:
+    """The shipped agent with its metadata's network section changed (the tensors as they are)."""
+    header, data = shipped_header()
+    metadata = json.loads(header["__metadata__"]["hpuno_agent"])
+    metadata["network"].update(network_changes or {})
+    header["__metadata__"]["hpuno_agent"] = metadata_text if metadata_text is not None else json.dumps(metadata)
+    return write_safetensors(tmp_path / name, header, data)
+
+
+def tiny_bomb(tmp_path, hidden_sizes: list[int]) -> str:
+    """A small file whose metadata and tensor shapes both claim a huge network (the data holds a few bytes)."""
+    header, _ = shipped_header()
+    metadata = json.loads(header["__metadata__"]["hpuno_agent"])
+    metadata["network"]["hidden_sizes"] = hidden_sizes
+    width, tensors = metadata["network"]["input_size"], {}
+    for index, size in enumerate(hidden_sizes):
+        tensors[f"policy_net.{2 * index}.weight"] = [size, width]
+        tensors[f"policy_net.{2 * index}.bias"] = [size]
+        width = size
+    tensors["action_net.weight"], tensors["action_net.bias"] = [75, width], [75]
+    tensors["obs_scale"] = tensors["obs_shift"] = [metadata["network"]["input_size"]]
+    crafted = {"__metadata__": {"hpuno_agent": json.dumps(metadata)}}
+    for name, shape in tensors.items():
+        crafted[name] = {"dtype": "F32", "shape": shape, "data_offsets": [0, 4]}
+    return write_safetensors(tmp_path / "bomb.safetensors", crafted, b"\0" * 4)
+
+
+# ------------------------------------------------------------ 1. memory bombs in agent files
+
+
+@pytest.mark.parametrize("hidden_sizes", [[65536, 65536], [16384, 16384], [1] * 100000], ids=["65536x2", "16384x2", "1x100000"])
+def test_an_agent_file_claiming_a_huge_network_is_refused_before_anything_is_built(tmp_path, hidden_sizes):
+    # the shipped tensors under a metadata claiming the huge network; then a file whose header claims it too
+    for path in (crafted_agent(tmp_path, network_changes={"hidden_sizes": hidden_sizes}), tiny_bomb(tmp_path, hidden_sizes)):
+        result = run_bounded(LOAD_AGENT, path, timeout=60)
+        assert "VALUE_ERROR" in result.stdout, result.stderr[-2000:]
+        line = result.stdout.strip()
+        assert "\n" not in line and len(line) < 600, line[:2000]  # one line, not a 6.7 MB error
+        # the field at fault: the network's layers (or, for 100,000 layers in the header, the header's size)
+        assert path in line and ("network.hidden_sizes" in line or "header claims" in line), line
+
+
+def test_tensor_shapes_and_metadata_are_compared_before_building(tmp_path):
+    header, data = shipped_header()
+    header["action_net.bias"]["shape"] = [76]  # the header and metadata disagree
+    path = write_safetensors(tmp_path / "disagree.safetensors", header, data)
+    with pytest.raises(ValueError, match=r"disagree\.safetensors.*action_net\.bias.*\(76,\).*\(75,\)"):
+        hpuno_env_agents().load(path, num_players=2)
+
+
+def hpuno_env_agents():
+    import agents
+
+    return agents
+
+
+# ------------------------------------------------------------ 2. special files
+
+
+def special_files(tmp_path) -> dict:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    link = tmp_path / "zero.safetensors"
+    os.symlink("/dev/zero", link)
+    return {"fifo": str(fifo), "/dev/zero": "/dev/zero", "symlink to /dev/zero": str(link), "folder": str(tmp_path)}
+
+
+def test_agent_load_refuses_fifos_devices_and_folders_in_bounded_time_and_memory(tmp_path):
+    for kind, path in special_files(tmp_path).items():
+        result = run_bounded(LOAD_AGENT, path, timeout=60)
+        assert "VALUE_ERROR" in result.stdout and "not a regular file" in result.stdout, (kind, result.stdout, result.stderr[-1500:])
+
+
+READ_RECORD = """
+from hpuno_env.records import load_record
+try:
+    load_record(sys.argv[1])
+except ValueError as error:
+    print("VALUE_ERROR", error)
+"""
+
+
+def test_records_and_replay_refuse_special_files_in_bounded_time_and_memory(tmp_path):
+    for kind, path in special_files(tmp_path).items():
+        result = run_bounded(READ_RECORD, path, timeout=60)
+        assert "VALUE_ERROR" in result.stdout and "not a regular file" in result.stdout, (kind, result.stdout, result.stderr[-1500:])
+        replay = run_bounded("from hpuno_env.replay import main; sys.exit(main(sys.argv[1:]))", path, "--all", timeout=60)
+        assert replay.returncode == 2 and "not a regular file" in replay.stderr, (kind, replay.stderr[-1500:])
+
+
+def test_an_oversized_record_is_refused_without_reading_it(tmp_path, monkeypatch):
+    import hpuno_env.records as records
+
+    path = tmp_path / "big.json"
+    path.write_text(" " * 2000 + "{}")
+    monkeypatch.setattr(records, "MAX_RECORD_BYTES", 1000)
+    with pytest.raises(ValueError, match=r"big\.json is 2,002 bytes, more than the 1,000"):
+        load_record(path)
+
+
+# ------------------------------------------------------------ 3. malformed files: one clear line naming file and field
+
+
+def deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_deeply_nested_json_is_a_value_error_naming_the_source_everywhere(tmp_path):
+    from agents._cli import rules_from_json
+
+    text = '{"a": ' + deep(200000) + "}"
+    record = tmp_path / "deep.json"
+    record.write_text(text)
+    with pytest.raises(ValueError, match=r"deep\.json: JSON nested 200001 levels deep"):
+        load_record(record)
+    with pytest.raises(ValueError, match="nested 200001 levels deep"):
+        rules_from_json(text)
+    agent = crafted_agent(tmp_path, metadata_text='{"format": ' + deep(100000) + "}")
+    with pytest.raises(ValueError, match=r"crafted\.safetensors.*nested 100001 levels deep"):
+        hpuno_env_agents().load(agent, num_players=2)
+    from hpuno_env.replay import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(record), "--all"])
+    assert exit_info.value.code == 2
+
+
+def test_huge_integers_nan_and_infinity_are_named_with_their_field():
+    with pytest.raises(ValueError, match=r"^here: field 'rounds\[0\]\.generator\[1\]' is an integer of 5000 digits"):
+        parse_json('{"rounds": [{"generator": [1, ' + "9" * 5000 + "]}]}", "here")
+    with pytest.raises(ValueError, match=r"^here: field 'uno_penalty' is NaN"):
+        parse_json('{"uno_penalty": NaN}', "here")
+    with pytest.raises(ValueError, match=r"^here: field 'x' is 1e999, too large"):
+        parse_json('{"x": 1e999}', "here")
+    assert parse_json('{"a": [1, 2.5, "x", null, true]}', "here") == {"a": [1, 2.5, "x", None, True]}
+
+
+def saved_record(tmp_path) -> tuple[dict, str]:
+    from hpuno_env.records import Recorder, save_record
+
+    engine = hpuno_env.VectorEngine(1, 2, seed=3, auto_reset=False, max_turns=20)
+    recorder = Recorder(engine, seed=3)
+    engine.reset(seed=3)
+    recorder.after_reset()
+    while engine.state.phase[0] != hpuno_env.kernel.OVER:
+        action = np.array([np.flatnonzero(engine.legal_mask()[0])[0]])
+        engine.step(action)
+        recorder.after_step(action)
+    record = recorder.records[-1]
+    path = str(tmp_path / "game.json")
+    save_record(record, path)
+    return record, path
+
+
+def test_a_record_with_a_list_as_a_decision_label_is_a_value_error_naming_the_decision(tmp_path):
+    record, _ = saved_record(tmp_path)
+    record["rounds"][0]["decisions"][0][1] = ["play:red:7"]
+    path = tmp_path / "bad_label.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=r"bad_label\.json: record field 'rounds\[0\]\.decisions\[0\]'"):
+        load_record(path)
+
+
+def test_a_record_with_a_huge_seed_names_the_file_and_field(tmp_path):
+    record, _ = saved_record(tmp_path)
+    text = json.dumps(record).replace('"seed": 3', '"seed": ' + "7" * 5000)
+    path = tmp_path / "huge.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"huge\.json: field 'seed' is an integer of 5000 digits"):
+        load_record(path)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"activation": ["tanh"]}, "activation"),
+    ({"input_size": 307.0}, "input_size"),
+    ({"num_actions": True}, "num_actions"),
+    ({"hidden_sizes": [256, 256.0]}, "hidden_sizes"),
+    ({"hidden_sizes": "256,256"}, "hidden_sizes"),
+])
+def test_agent_metadata_of_the_wrong_type_names_the_field(tmp_path, changes, field):
+    header, _ = shipped_header()
+    network = json.loads(header["__metadata__"]["hpuno_agent"])["network"]
+    if "input_size" in changes:
+        changes = {"input_size": float(network["input_size"])}
+    path = crafted_agent(tmp_path, network_changes=changes)
+    with pytest.raises(ValueError, match=rf"crafted\.safetensors.*network\.{field}") as error:
+        hpuno_env_agents().load(path, num_players=2)
+    assert "\n" not in str(error.value) and len(str(error.value)) < 600
+
+
+def test_agent_metadata_with_a_huge_integer_names_the_file_and_field(tmp_path):
+    header, _ = shipped_header()
+    text = header["__metadata__"]["hpuno_agent"].replace('"format_version": 1', '"format_version": ' + "1" * 5000)
+    path = crafted_agent(tmp_path, metadata_text=text)
+    with pytest.raises(ValueError, match=r"crafted\.safetensors.*field 'format_version' is an integer of 5000 digits"):
+        hpuno_env_agents().load(path, num_players=2)
