@@ -33,12 +33,20 @@ Both take ``illegal_action="lose"`` for frameworks that probe with unmasked
 actions: an illegal learner action then loses the round (-1) as in the wrapped
 PettingZoo ``env()``, instead of raising ``ValueError``.
 
+A step is all or nothing for the caller: an illegal learner action is refused
+with ``ValueError`` and changes nothing; if anything fails after the learner's
+move was applied (an opponent's ``act`` raises, is interrupted by Ctrl-C, or
+returns an action its masks forbid), the error names the opponent and the env
+refuses every later ``step`` and ``action_masks`` with "call reset()", instead
+of playing on from half-stepped games.
+
 This package never imports ``agents`` (which builds on it): the default
 opponent is defined here.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -47,6 +55,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv as GymVectorEnvBase
 from gymnasium.vector.utils import batch_space
 from stable_baselines3.common.vec_env import VecEnv
 
+from ._checks import check_int_array
 from .aec_env import ILLEGAL_REWARD
 from .cards import NUM_ACTIONS
 from .encoding import hidden_hands, hidden_hands_scale, observation_scale
@@ -132,6 +141,9 @@ class SeatBatch:
         self._rows = np.arange(self.num_envs)
         self.observations = np.zeros((self.num_envs, self.engine.observation_size), np.int8)
         self.masks = np.zeros((self.num_envs, NUM_ACTIONS), np.bool_)
+        # Why the batch is unusable until reset(), or None. A step that fails after the learner's move was applied
+        # (an opponent raised, returned an illegal action, or Ctrl-C came) leaves the games half-stepped.
+        self.broken: str | None = None
 
     # ------------------------------------------------------------ opponents
 
@@ -199,6 +211,7 @@ class SeatBatch:
         """Fresh matches in every game. A seed reseeds the engine, the seat draw, every
         opponent with a ``seed`` method (policy i gets seed + 1 + i) and an assignment
         function with one, so the same seed replays the same games."""
+        self.broken = None
         if seed is not None:
             self.rng = np.random.default_rng(seed)
             for index, policy in enumerate(self.policies):
@@ -206,20 +219,48 @@ class SeatBatch:
                     policy.seed(seed + 1 + index)
             if callable(getattr(self._draw_assignment, "seed", None)):
                 self._draw_assignment.seed(seed + 1 + len(self.policies))
-        self.engine.reset(seed=seed)
-        self._start_episodes(self._all_games())
-        self._carry[:] = self._play_opponents()
+        with self._breaking_on_failure("reset()"):
+            self.engine.reset(seed=seed)
+            self._start_episodes(self._all_games())
+            self._carry[:] = self._play_opponents()
         return self.observations, self.masks
+
+    def check_usable(self, call: str) -> None:
+        """ValueError if a failed step left the games half-stepped (``broken``): only reset() goes on from there."""
+        if self.broken is not None:
+            raise ValueError(f"{call} after a failed step: {self.broken}; the games are half-stepped: call reset()")
+
+    @contextlib.contextmanager
+    def _breaking_on_failure(self, call: str):
+        """Mark the batch broken if the block fails (any exception, Ctrl-C too), then let the failure go on."""
+        try:
+            yield
+        except BaseException as error:
+            self.broken = f"{call} failed with {type(error).__name__}"
+            raise
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The learner acts in every game; returns (observations, masks, rewards, terminated,
         truncated, terminal_observations) where terminal_observations[g] is the learner's last
         view of game g if it ended this step (else zeros)."""
+        self.check_usable("step()")
         actions = np.asarray(actions, dtype=np.int64)
         forfeited = self._illegal(actions) if self.illegal_action == "lose" else None
         if forfeited is not None:  # those games are not played on: the round is lost
             actions = np.where(forfeited, -1, actions)
-        observations, masks, rewards_by_seat, terminated, truncated = self.engine.step_observe(actions, partial=forfeited is not None)
+        # The engine refuses illegal learner actions with ValueError and changes nothing; any failure after its
+        # step (an opponent's, Ctrl-C) leaves the learner's move applied and the opponents' not: the batch is broken.
+        try:
+            observations, masks, rewards_by_seat, terminated, truncated = self.engine.step_observe(actions, partial=forfeited is not None)
+        except ValueError:
+            raise  # refused: nothing changed
+        except BaseException:
+            self.broken = "step() was interrupted"
+            raise
+        with self._breaking_on_failure("step()"):
+            return self._finish_step(actions, forfeited, observations, masks, rewards_by_seat, terminated, truncated)
+
+    def _finish_step(self, actions, forfeited, observations, masks, rewards_by_seat, terminated, truncated):
         rewards = self._carry + rewards_by_seat[self._rows, self.seats]
         rewards += self._play_opponents(observations, masks, terminated, truncated)
         if forfeited is not None:  # the learner is still to act there, so no opponent moved
@@ -275,12 +316,12 @@ class SeatBatch:
             games = np.flatnonzero(waiting)
             actions = np.full(self.num_envs, -1, np.int64)
             if len(self.policies) == 1:
-                actions[games] = self.policies[0].act(observations[games], masks[games])
+                actions[games] = self._opponent_actions(0, observations[games], masks[games])
             else:  # one call per opponent, on every row it plays
                 playing = self.assignment[games, current[games]]
                 for index in np.unique(playing):
                     rows = games[playing == index]
-                    actions[rows] = self.policies[index].act(observations[rows], masks[rows])
+                    actions[rows] = self._opponent_actions(index, observations[rows], masks[rows])
             observations, masks, rewards, ended, cut = self.engine.step_observe(actions, partial=True)
             paid += rewards[self._rows, self.seats]
             if terminated is not None:
@@ -292,6 +333,29 @@ class SeatBatch:
                 self.engine.reset(games=restart)
                 self._start_episodes(restart)
                 observations, masks = self.engine.observe(), self.engine.legal_mask()
+
+
+    def _opponent_name(self, index: int) -> str:
+        policy = self.policies[index]
+        return f"opponent {type(policy).__name__}" + ("" if len(self.policies) == 1 else f" (policies[{index}])")
+
+    def _opponent_actions(self, index: int, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Policy ``index``'s actions for these rows, checked: a failure or an illegal answer names the policy."""
+        try:
+            actions = self.policies[index].act(observations, masks)
+        except BaseException as error:
+            error.add_note(f"raised by {self._opponent_name(index)} inside the env's step")
+            raise
+        try:
+            actions = check_int_array(actions, "its actions", (len(masks),))
+        except ValueError as error:
+            raise ValueError(f"{self._opponent_name(index)} answered {len(masks)} rows with {error}") from None
+        illegal = illegal_actions(actions, masks)
+        if illegal.any():
+            row = int(np.flatnonzero(illegal)[0])
+            raise ValueError(f"{self._opponent_name(index)} returned an illegal action ({int(actions[row])}) in "
+                             f"{int(illegal.sum())} of its {len(masks)} rows: its act() must pick actions its masks allow")
+        return actions
 
 
 class ObservationFormat:
@@ -406,6 +470,7 @@ class HPUnoVecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         """(num_envs, 75) bool: what MaskablePPO asks for before each step."""
+        self.batch.check_usable("action_masks()")
         return self.batch.masks.copy()
 
     def close(self) -> None:

@@ -265,3 +265,71 @@ def test_agent_metadata_with_a_huge_integer_names_the_file_and_field(tmp_path):
     path = crafted_agent(tmp_path, metadata_text=text)
     with pytest.raises(ValueError, match=r"crafted\.safetensors.*field 'format_version' is an integer of 5000 digits"):
         hpuno_env_agents().load(path, num_players=2)
+
+
+# ------------------------------------------------------------ 4. an opponent that fails mid-step
+
+
+class FailingOpponent:
+    """Plays legal moves, then on its ``fail_on``-th call raises, is interrupted, or answers an illegal action."""
+
+    def __init__(self, how: str, fail_on: int = 6):
+        self.how, self.fail_on, self.calls = how, fail_on, 0
+        self.rng = np.random.default_rng(0)
+
+    def act(self, observations, action_masks):
+        self.calls += 1
+        masks = np.asarray(action_masks, bool)
+        if self.calls == self.fail_on:
+            if self.how == "raise":
+                raise RuntimeError("the opponent's network failed")
+            if self.how == "interrupt":
+                raise KeyboardInterrupt
+            return np.where(masks[:, 0], 1, 0) if self.how == "illegal" else None  # an action its masks forbid
+        return (self.rng.random(masks.shape) * masks).argmax(axis=1)
+
+
+def vector_envs(opponent, num_envs):
+    from hpuno_env import HPUnoGymVectorEnv, HPUnoVecEnv
+
+    sb3 = HPUnoVecEnv(num_envs=num_envs, num_players=3, opponent=opponent, seed=1)
+    gym = HPUnoGymVectorEnv(num_envs=num_envs, num_players=3, opponent=opponent, seed=1)
+    return {
+        "sb3": (sb3, lambda: sb3.reset(), lambda: sb3.action_masks(), lambda actions: (sb3.step_async(actions), sb3.step_wait())),
+        "gymnasium": (gym, lambda: gym.reset(seed=1)[1]["action_mask"].astype(bool),
+                      lambda: gym.batch.masks, lambda actions: gym.step(actions)),
+    }
+
+
+@pytest.mark.parametrize("how, error", [("raise", RuntimeError), ("interrupt", KeyboardInterrupt), ("illegal", ValueError)])
+@pytest.mark.parametrize("num_envs", [1, 4])
+def test_an_opponent_failing_mid_step_leaves_the_env_refusing_until_reset(how, error, num_envs):
+    for name in ("sb3", "gymnasium"):
+        opponent = FailingOpponent(how)
+        env, reset, masks, step = vector_envs(opponent, num_envs)[name]
+        reset()
+        with pytest.raises(error) as raised:
+            for _ in range(50):
+                step(np.array([np.flatnonzero(row)[0] for row in masks()]))
+        if how == "illegal":  # the policy at fault is named
+            assert "opponent FailingOpponent" in str(raised.value) and "illegal" in str(raised.value)
+        elif how == "raise":
+            assert any("opponent FailingOpponent" in note for note in getattr(raised.value, "__notes__", [])), name
+        with pytest.raises(ValueError, match=r"call reset\(\)"):  # not "illegal action", nor a move for the wrong seat
+            step(np.zeros(num_envs, np.int64))
+        if name == "sb3":
+            with pytest.raises(ValueError, match=r"call reset\(\)"):
+                masks()
+        opponent.fail_on = -1
+        reset()
+        for _ in range(20):  # a fresh start plays on
+            step(np.array([np.flatnonzero(row)[0] for row in masks()]))
+
+
+def test_an_illegal_learner_action_is_refused_and_the_env_plays_on():
+    env, reset, masks, step = vector_envs(FailingOpponent("raise", fail_on=-1), 2)["sb3"]
+    reset()
+    with pytest.raises(ValueError, match="illegal action"):
+        step(np.array([np.flatnonzero(~row)[0] for row in masks()]))
+    assert env.batch.broken is None
+    step(np.array([np.flatnonzero(row)[0] for row in masks()]))
