@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpuno_env._checks import check_int
+
 
 class SeededAgent:
     """Base of the built-in agents: ``num_players`` (its observations' layout) and ``rng``."""
 
     def __init__(self, num_players: int = 4, seed: int | None = None):
         self.num_players = num_players
-        self.rng = np.random.default_rng(seed)
+        self.seed(seed)
 
     def seed(self, seed: int | None) -> None:
-        """Restart the agent's random stream (used by the training envs' reset(seed) and the evaluation)."""
-        self.rng = np.random.default_rng(seed)
+        """Restart the agent's random stream (used by the training envs' reset(seed) and the evaluation).
+        A seed is None or a non-negative int (numpy's too); a string or a float is refused, not hashed."""
+        self.rng = np.random.default_rng(None if seed is None else check_int(seed, "seed", low=0))

@@ -1,4 +1,7 @@
-"""Input checks shared by every agent's ``act``."""
+"""The batch check shared by every agent's ``act``.
+
+Argument checks (ints, flags, seeds, indices) have one home for the whole project, ``hpuno_env._checks``;
+this module adds only what is about agents: a batch of observations and masks of the agent's layout."""
 
 from __future__ import annotations
 

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hpuno_env import VectorEngine
+from hpuno_env._checks import check_positive_int, check_seed
 from hpuno_env.cards import CARD_POINTS
 from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
 
@@ -71,18 +72,6 @@ class RoundResults:
     @property
     def rounds(self) -> int:
         return len(self.lineups)
-
-
-def _check_positive_int(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
-
-
-def _check_seed(seed) -> int | None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
-    return None if seed is None else int(seed)
 
 
 def _check_policies(policies) -> list:
@@ -161,10 +150,10 @@ def play_rounds(
     ``act`` once, on its rows. Returns a ``RoundResults`` in the order of ``lineups``.
     """
     policies = _check_policies(policies)
-    num_players = _check_positive_int("num_players", num_players)
+    num_players = check_positive_int(num_players, "num_players")
     lineups = _check_lineups(lineups, len(policies), num_players)
-    num_envs = _check_positive_int("num_envs", num_envs)
-    seed = _check_seed(seed)
+    num_envs = check_positive_int(num_envs, "num_envs")
+    seed = check_seed(seed)
     if observers is not None and not callable(observers):
         raise TypeError(f"observers must be None or a callable make(engine) -> list of observers, got {observers!r}")
     rounds = len(lineups)
@@ -262,7 +251,7 @@ def wilson_interval(successes: int, trials: int, z: float = WILSON_Z_95) -> tupl
 def rotating_lineups(rounds: int, num_players: int) -> np.ndarray:
     """Lineups for policy 0 against policy 1: policy 0 sits in seat ``r % num_players``
     in round r (so every seat equally often when num_players divides rounds), policy 1 elsewhere."""
-    rounds = _check_positive_int("rounds", rounds)
+    rounds = check_positive_int(rounds, "rounds")
     lineups = np.ones((rounds, num_players), np.int64)
     lineups[np.arange(rounds), np.arange(rounds) % num_players] = 0
     return lineups
@@ -284,7 +273,7 @@ def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: i
     - ``seat_rounds``, ``seat_wins``: per seat, the rounds the policy sat there and won there;
       ``seat_share``: the fraction of its wins taken in each seat.
     """
-    num_players = _check_positive_int("num_players", num_players)
+    num_players = check_positive_int(num_players, "num_players")
     results = play_rounds([policy, opponent], rotating_lineups(rounds, num_players), num_players, seed, num_envs, **rule_options)
     seat = np.argmin(results.lineups, axis=1)  # where policy 0 sat
     every = np.arange(results.rounds)

@@ -33,9 +33,9 @@ import numpy as np
 import torch
 
 from hpuno_env import VectorEngine
+from hpuno_env._checks import check_positive_int
 from hpuno_env.vector_env import ObservationFormat
 
-from .evaluate import _check_positive_int
 
 # Games played side by side while collecting: a big batch keeps the teacher's per-call cost small.
 COLLECTION_GAMES = 512
@@ -57,8 +57,8 @@ class Demonstrations:
 def collect(teacher, num_players: int, decisions: int, *, games: int = COLLECTION_GAMES, seed: int | None = 0,
             **rule_options) -> Demonstrations:
     """``decisions`` decisions of ``teacher`` playing every seat, all from finished episodes (running ones are dropped)."""
-    decisions = _check_positive_int("decisions", decisions)
-    games = _check_positive_int("games", games)
+    decisions = check_positive_int(decisions, "decisions")
+    games = check_positive_int(games, "games")
     if not callable(getattr(teacher, "act", None)):
         raise TypeError(f"teacher must have act(observations, action_masks), got {type(teacher).__name__}")
     # Fewer games for a small request, so that most collected decisions belong to finished episodes.
@@ -125,8 +125,8 @@ def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observ
     Returns one row per epoch: mean loss and the agreement with the teacher over
     that epoch's minibatches (measured while fitting, on the fitted decisions).
     """
-    epochs = _check_positive_int("epochs", epochs)
-    batch_size = _check_positive_int("batch_size", batch_size)
+    epochs = check_positive_int(epochs, "epochs")
+    batch_size = check_positive_int(batch_size, "batch_size")
     if not isinstance(demonstrations, Demonstrations) or len(demonstrations) == 0:
         raise ValueError("demonstrations must be a non-empty Demonstrations (from collect)")
     observation_format = _observation_format(model, num_players, scale_observations)
@@ -179,7 +179,7 @@ def warm_start(model, teacher, num_players: int, *, decisions: int = 400_000, ep
     ``decisions // 10`` decisions of other games (a teacher that breaks ties at
     random caps it below 1), and the seconds spent collecting and fitting.
     """
-    decisions = _check_positive_int("decisions", decisions)
+    decisions = check_positive_int(decisions, "decisions")
     started = time.perf_counter()
     fitted = collect(teacher, num_players, decisions, seed=seed, **rule_options)
     held_out = collect(teacher, num_players, max(decisions // 10, COLLECTION_GAMES), seed=seed + 1, **rule_options)

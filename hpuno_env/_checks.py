@@ -47,7 +47,9 @@ def check_int(value, name: str, low: int | None = None, high: int | None = None)
 
 
 def check_positive_int(value, name: str) -> int:
-    return check_int(value, name, low=1)
+    if not is_int(value) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {_shown(value)}")
+    return int(value)
 
 
 def check_bool(value, name: str) -> bool:
@@ -121,7 +123,7 @@ def _bounds(low, high) -> str:
     if low is not None and high is not None:
         return f" in [{low}, {high}]"
     if low is not None:
-        return " >= 1 (a positive int)" if low == 1 else f" >= {low}"
+        return f" >= {low}"
     return f" <= {high}" if high is not None else ""
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from . import kernel
 from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_SIZE, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
+from ._checks import check_bool, check_index, check_indices, check_seed
 from .options import RulesOptions, kernel_params
 
 
@@ -60,7 +61,7 @@ class VectorEngine:
     Args:
         num_games: games in the batch.
         num_players: seats per game, 2..10.
-        seed: seeds every game's random generator (game i gets its own stream).
+        seed: seeds every game's random generator (game i gets its own stream): None or an int in [0, 2**32).
         auto_reset: a finished game starts a fresh match inside the same
             ``step`` (the default, for training); with False it stays over
             (phase ``"over"``, ``current_player`` -1) until ``reset``.
@@ -74,13 +75,13 @@ class VectorEngine:
         self.params = kernel_params(self.options, num_players)
         self.num_games = int(num_games)
         self.num_players = num_players = self.params.num_players  # checked, a Python int
-        self.auto_reset = bool(auto_reset)
+        self.auto_reset = check_bool(auto_reset, "auto_reset")
         self.agents = [f"player_{i}" for i in range(num_players)]
         self.observation_layout = observation_layout(num_players)
         self.observation_size = observation_size(num_players)
         self.state_size = state_size(num_players)
         self.state = kernel.allocate_state(self.num_games, num_players)
-        self._seed = seed
+        self._seed = check_seed(seed)  # checked now, not at the first reset
         self._seeded = False
         self._rewards = np.zeros((self.num_games, num_players), np.float32)
         self._terminated = np.zeros(self.num_games, np.bool_)
@@ -96,12 +97,18 @@ class VectorEngine:
 
     # ------------------------------------------------------------ seeding and reset
 
-    def seed(self, seed: int | None) -> None:
-        """Give every game a fresh generator stream derived from seed (None: OS entropy)."""
+    def seed(self, seed: int | None, games=None) -> None:
+        """Give every game (or only ``games``) a fresh generator stream derived from seed (None: OS entropy).
+        Game i's stream depends only on the seed and i, so reseeding some games leaves the others' as they are."""
+        seed = check_seed(seed)
         words = np.random.SeedSequence(seed).generate_state(self.num_games * 4, np.uint32)
         words = words.reshape(self.num_games, 4).astype(np.int64)
         words[(words == 0).all(axis=1), 0] = 1  # xoshiro's one forbidden state
-        self.state.rng[:] = words
+        if games is None:
+            self.state.rng[:] = words
+        else:
+            games = check_indices(games, "games", self.num_games)
+            self.state.rng[games] = words[games]
         self._seeded = True
 
     def generator_state(self, game: int = 0) -> list[int]:
@@ -125,12 +132,14 @@ class VectorEngine:
         self.state.rng[game] = values
 
     def _game_index(self, game) -> int:
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_games:
-            raise ValueError(f"game must be an index in [0, {self.num_games}), got {game!r}")
-        return int(game)
+        return check_index(game, "game", self.num_games)
 
     def reset(self, seed: int | None = None, options: dict | None = None, games=None) -> None:
         """Start a fresh match in every game (or only in ``games``, an index array).
+
+        ``seed`` (None or an int in [0, 2**32)) reseeds the games reset, and only those: game i then
+        plays the stream that ``reset(seed)`` of every game would give it. Without a seed each game
+        goes on with its own stream (the first reset uses the constructor's seed).
 
         options:
             ``"deck"``: a stacked deck, 112 card labels (or codes) top first, for every
@@ -138,9 +147,10 @@ class VectorEngine:
             ``"dealer"``: the first dealer's seat (else the draw for dealer decides).
         Other keys are ignored. Bad values raise ``ValueError`` and change nothing.
         """
-        games = self._all_games if games is None else np.asarray(games, dtype=np.int64).reshape(-1)
-        if games.size and (games.min() < 0 or games.max() >= self.num_games):
-            raise ValueError(f"games must be indices in [0, {self.num_games})")
+        games = self._all_games if games is None else check_indices(games, "games", self.num_games)
+        seed = check_seed(seed)
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None (keys \"deck\", \"dealer\"), got {type(options).__name__}")
         options = options or {}
         decks = self._decks_option(options.get("deck"), len(games))
         dealer = options.get("dealer")
@@ -150,8 +160,10 @@ class VectorEngine:
             if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < self.num_players:
                 raise ValueError(f"dealer must be a seat in [0, {self.num_players}), got {dealer!r}")
             dealers = np.full(len(games), int(dealer), np.int64)
-        if seed is not None or not self._seeded:
-            self.seed(self._seed if seed is None else seed)
+        if not self._seeded and (seed is None or len(games) < self.num_games):
+            self.seed(self._seed)  # every game's stream from the constructor's seed, before some are reseeded
+        if seed is not None:
+            self.seed(seed, None if games is self._all_games else games)
         _reset_games(self.state, self.params, games, decks, dealers)
         if not self._all_dealt:
             self._never_dealt[games] = False
@@ -242,10 +254,11 @@ class VectorEngine:
         if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be an int array of shape ({self.num_games},), got {actions.dtype} {actions.shape}")
         actions = np.ascontiguousarray(actions, dtype=np.int64)
+        partial = check_bool(partial, "partial")
         self._bad[:] = False
         illegal = _step_games(
             self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
-            self.auto_reset, self._bad, bool(partial), self._scratch_mask, observe, observations, masks,
+            self.auto_reset, self._bad, partial, self._scratch_mask, observe, observations, masks,
         )
         self._raise_if_illegal(illegal, actions)
 
@@ -272,7 +285,7 @@ class VectorEngine:
         ``uno_called`` ({agent: standing call}).
         """
         self._require_dealt("game_state()")
-        s, g = self.state, game
+        s, g = self.state, self._game_index(game)
         seat_name = self.agents
         phase = int(s.phase[g])
         color = int(s.current_color[g])
@@ -296,15 +309,17 @@ class VectorEngine:
 
     def events(self, game: int = 0) -> list[tuple[int, int, int, int]]:
         """What the last step (or reset) did in one game: (kind, a, b, c) tuples, see kernel.EV_*."""
+        game = self._game_index(game)
         count = int(self.state.event_count[game])
         return [tuple(int(x) for x in row) for row in self.state.events[game, :count]]
 
     def round_deck(self, game: int = 0) -> list[str]:
         """The deck this round was dealt from, top first (replays a round with options={"deck": ...})."""
-        return [CARD_LABELS[c] for c in self.state.round_deck[game]]
+        return [CARD_LABELS[c] for c in self.state.round_deck[self._game_index(game)]]
 
     def last_reshuffle(self, game: int = 0) -> list[str] | None:
         """The draw pile the last step's reshuffle made (top first), or None if there was none."""
+        game = self._game_index(game)
         if not any(e[0] == kernel.EV_RESHUFFLE for e in self.events(game)):
             return None
         return [CARD_LABELS[c] for c in self.state.reshuffled[game] if c >= 0]

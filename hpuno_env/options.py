@@ -12,8 +12,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import numpy as np
 
+from . import _checks
 from .cards import COLORS
 
 UNO_CATCH_MODES = ("window", "always", "off")
@@ -56,14 +56,12 @@ class RulesOptions:
     reward: str = "win"
 
     def __post_init__(self):
+        # numpy ints and bools are taken (stored as Python ones, so as_dict() stays JSON-ready); strings and floats not
         def check_int(name, low, high):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ValueError(f"{name} must be an int in [{low}, {high}], got {value!r}")
+            object.__setattr__(self, name, _checks.check_int(getattr(self, name), name, low, high))
 
         def check_bool(name):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, _checks.check_bool(getattr(self, name), name))
 
         def check_choice(name, choices):
             if getattr(self, name) not in choices:
@@ -118,10 +116,7 @@ def check_num_players(num_players) -> int:
     """num_players as a Python int, or ValueError naming it: an int (numpy integers too, not bool) in [2, 10].
 
     The one check of a player count; everything that takes ``num_players`` goes through it."""
-    is_int = isinstance(num_players, (int, np.integer)) and not isinstance(num_players, bool)
-    if not is_int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be an int in [{MIN_PLAYERS}, {MAX_PLAYERS}], got {num_players!r}")
-    return int(num_players)
+    return _checks.check_int(num_players, "num_players", MIN_PLAYERS, MAX_PLAYERS)
 
 
 def kernel_params(options: RulesOptions, num_players) -> KernelParams:

@@ -244,7 +244,7 @@ class SeatBatch:
         truncated, terminal_observations) where terminal_observations[g] is the learner's last
         view of game g if it ended this step (else zeros)."""
         self.check_usable("step()")
-        actions = np.asarray(actions, dtype=np.int64)
+        actions = check_int_array(actions, "actions", (self.num_envs,))  # 1.7, "31" or a 2x2 array: refused, not converted
         forfeited = self._illegal(actions) if self.illegal_action == "lose" else None
         if forfeited is not None:  # those games are not played on: the round is lost
             actions = np.where(forfeited, -1, actions)
@@ -281,8 +281,6 @@ class SeatBatch:
 
     def _illegal(self, actions: np.ndarray) -> np.ndarray | None:
         """Where the learner's action is out of range or not legal now; None if nowhere."""
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         illegal = illegal_actions(actions, self.masks)
         return illegal if illegal.any() else None
 
@@ -455,7 +453,7 @@ class HPUnoVecEnv(VecEnv):
         return self._observations(observations)
 
     def step_async(self, actions) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        self._actions = actions  # checked by SeatBatch.step
 
     def step_wait(self):
         observations, _, rewards, terminated, truncated, terminal = self.batch.step(self._actions)

@@ -203,3 +203,131 @@ def test_bad_player_counts_are_a_value_error_naming_num_players(num_players):
     for make in (hpuno_env.env, hpuno_env.raw_env, VectorEngine, check_num_players):
         with pytest.raises(ValueError, match=r"num_players must be an int in \[2, 10\], got"):
             make(num_players=num_players) if make is not check_num_players else make(num_players)
+
+
+# ------------------------------------------------------------ one strictness everywhere (hpuno_env._checks)
+
+
+def dealt_engine(num_games: int = 3, **kwargs) -> VectorEngine:
+    engine = VectorEngine(num_games=num_games, num_players=2, seed=0, **kwargs)
+    engine.reset()
+    return engine
+
+
+@pytest.mark.parametrize("flag", ["False", "no", 0, 1, None, 1.0])
+def test_flags_must_be_true_or_false(flag):
+    with pytest.raises(ValueError, match=r"auto_reset must be True or False"):
+        VectorEngine(num_games=2, num_players=2, auto_reset=flag)
+    engine = dealt_engine()
+    before = engine_arrays(engine)
+    with pytest.raises(ValueError, match=r"partial must be True or False"):
+        engine.step(engine.legal_mask().argmax(axis=1), partial=flag)
+    assert all((a == b).all() for a, b in zip(engine_arrays(engine), before))
+
+
+def test_numpy_bools_are_flags():
+    engine = VectorEngine(num_games=2, num_players=2, seed=0, auto_reset=np.False_)
+    engine.reset()
+    engine.step(engine.legal_mask().argmax(axis=1), partial=np.True_)
+    assert engine.auto_reset is False
+
+
+@pytest.mark.parametrize("make_actions", [
+    lambda legal: legal + 0.7,
+    lambda legal: [str(a) for a in legal],
+    lambda legal: legal.reshape(2, 2),
+    lambda legal: legal.astype(bool),
+], ids=["floats", "strings", "2x2", "bools"])
+def test_vector_envs_refuse_actions_that_are_not_ints_of_the_right_shape(make_actions):
+    from hpuno_env import HPUnoGymVectorEnv, HPUnoVecEnv
+
+    for env in (HPUnoVecEnv(num_envs=4, num_players=2, seed=0), HPUnoGymVectorEnv(num_envs=4, num_players=2, seed=0)):
+        env.reset()
+        legal = env.batch.masks.argmax(axis=1)
+        before = engine_arrays(env.batch.engine)
+        with pytest.raises(ValueError, match=r"actions must be ints of shape \(4,\)"):
+            if isinstance(env, HPUnoVecEnv):
+                env.step_async(make_actions(legal))
+                env.step_wait()
+            else:
+                env.step(make_actions(legal))
+        assert all((a == b).all() for a, b in zip(engine_arrays(env.batch.engine), before))
+        assert env.batch.broken is None
+
+
+@pytest.mark.parametrize("games", [[0.7], [True], ["0"], [[0, 1]], [-1], [3]], ids=["0.7", "True", "'0'", "nested", "-1", "3"])
+def test_reset_games_must_be_int_indices_in_range(games):
+    engine = dealt_engine()
+    before = engine_arrays(engine)
+    with pytest.raises(ValueError, match=r"games must be .*indices in \[0, 3\)"):
+        engine.reset(games=games)
+    assert all((a == b).all() for a, b in zip(engine_arrays(engine), before))
+    engine.reset(games=[np.int64(1)])
+    engine.reset(games=np.array([], np.int64))
+    engine.reset(games=[])
+
+
+def test_rules_options_take_numpy_ints_and_bools_and_refuse_strings_and_floats():
+    options = hpuno_env.RulesOptions(uno_penalty=np.int64(4), wd4_bluffing=np.bool_(False), max_turns=np.int32(100))
+    assert options.uno_penalty == 4 and type(options.uno_penalty) is int
+    assert options.wd4_bluffing is False and type(options.max_turns) is int
+    engine = VectorEngine(num_games=1, num_players=2, target_score=np.int64(100))
+    assert engine.options.as_dict()["target_score"] == 100
+    for name, value in (("uno_penalty", "4"), ("uno_penalty", 4.0), ("uno_penalty", True), ("wd4_bluffing", 1),
+                        ("wd4_bluffing", "false"), ("max_turns", np.float64(100))):
+        with pytest.raises(ValueError, match=name):
+            hpuno_env.RulesOptions(**{name: value})
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, "1", 1.0, True])
+def test_bad_seeds_are_refused_when_given(seed):
+    with pytest.raises(ValueError, match=r"seed must be None or an int in \[0, 2\*\*32\)"):
+        VectorEngine(num_games=1, num_players=2, seed=seed)
+    engine = dealt_engine()
+    with pytest.raises(ValueError, match=r"seed must be None or an int"):
+        engine.reset(seed=seed)
+
+
+def test_reset_options_must_be_a_dict():
+    engine = dealt_engine()
+    before = engine_arrays(engine)
+    for options in ("deck", ["deck"], 3):
+        with pytest.raises(ValueError, match=r"options must be a dict or None"):
+            engine.reset(options=options)
+    assert all((a == b).all() for a, b in zip(engine_arrays(engine), before))
+
+
+@pytest.mark.parametrize("game", [-1, 3, 1.0, True, "0"])
+def test_reading_a_game_checks_its_index(game):
+    engine = dealt_engine()
+    for read in (engine.game_state, engine.events, engine.round_deck, engine.last_reshuffle, engine.generator_state):
+        with pytest.raises(ValueError, match=r"game must be an index in \[0, 3\)"):
+            read(game)
+    assert engine.game_state(np.int64(2)) == engine.game_state(2)
+
+
+def test_reset_with_a_seed_and_games_reseeds_only_those_games():
+    engine = dealt_engine(num_games=3)
+    for _ in range(5):
+        engine.step(engine.legal_mask().argmax(axis=1))
+    untouched = [engine.generator_state(g) for g in (1, 2)]
+    engine.reset(seed=9, games=[0])
+    assert [engine.generator_state(g) for g in (1, 2)] == untouched
+    fresh = VectorEngine(num_games=3, num_players=2)
+    fresh.reset(seed=9)
+    assert engine.game_state(0) == fresh.game_state(0)  # game 0 got the stream seed 9 gives game 0
+
+
+def test_agents_and_evaluation_share_the_checks():
+    import agents
+    from agents.evaluate import win_rate
+
+    assert agents.load("random", num_players=2, seed=np.int64(3)).rng.integers(100) == agents.load("random", num_players=2, seed=3).rng.integers(100)
+    for seed in ("3", 3.0, -1):
+        with pytest.raises(ValueError, match="seed must be"):
+            agents.load("heuristic", num_players=2, seed=seed)
+    player = agents.load("random", num_players=2, seed=0)
+    for rounds in (10.0, "10", True):
+        with pytest.raises(ValueError, match="rounds must be a positive int"):
+            win_rate(player, player, 2, rounds=rounds, seed=0)
+    assert win_rate(player, player, 2, rounds=np.int64(4), seed=np.int64(0))["rounds"] == 4
