@@ -372,20 +372,19 @@ def run(
       gives it), ``players`` (agent per seat), ``winner`` (the winning seat, None
       when no one won), ``record`` (the record, for ``hpuno_env.records.replay``).
     """
-    import hpuno_env
     from hpuno_env import RulesOptions
+    from hpuno_env._checks import check_positive_int, check_seed
     from hpuno_env.options import check_num_players
 
-    from .evaluate import _check_positive_int, _check_seed, wilson_interval
-
     num_players = check_num_players(num_players)
-    rounds = _check_positive_int("rounds", rounds)
-    num_envs = _check_positive_int("num_envs", num_envs)
-    seed = _check_seed(seed)
+    rounds = check_positive_int(rounds, "rounds")
+    num_envs = check_positive_int(num_envs, "num_envs")
+    seed = check_seed(seed)
     if isinstance(record, bool) or not isinstance(record, (int, np.integer)) or record < 0:
         raise ValueError(f"record must be a non-negative int (rounds to record), got {record!r}")
     rules = RulesOptions.from_kwargs(**rule_options)
     labels, policies = load_agents(agents, num_players, seed)
+    check_size(len(labels), num_players, rounds, mixed)
     tables = schedule(labels, num_players, rounds, mixed)
     record_counts = _spread(min(int(record), rounds * len(tables)), len(tables))
     table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
@@ -395,17 +394,45 @@ def run(
     started = time.perf_counter()
     unit = "match" if rules.episode == "match" else "round"
     rows, records, all_lineups, all_won, all_points, all_truncated = [], [], [], [], [], []
-    with tqdm(total=rounds * len(tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
-        for number, (table, table_seed, table_records) in enumerate(zip(tables, table_seeds, record_counts), 1):
-            bar.set_postfix_str(table.name, refresh=False)
-            played = _play_table(table, policies, num_players, None if table_seed is None else int(table_seed), num_envs, rule_options, bar.update, table_records)
-            rows.extend(_table_rows(table, played, labels, num_players))
-            records.extend(_record_entries(number, table, played, labels, unit))
-            all_lineups.append(played["lineups"])
-            all_won.append(played["won"])
-            all_points.append(played["points"])
-            all_truncated.append(played["truncated"])
-    playing_seconds = time.perf_counter() - started
+    try:
+        with tqdm(total=rounds * len(tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
+            for number, (table, table_seed, table_records) in enumerate(zip(tables, table_seeds, record_counts), 1):
+                bar.set_postfix_str(table.name, refresh=False)
+                played = _play_table(table, policies, num_players, None if table_seed is None else int(table_seed), num_envs, rule_options, bar.update, table_records)
+                rows.extend(_table_rows(table, played, labels, num_players))
+                records.extend(_record_entries(number, table, played, labels, unit))
+                all_lineups.append(played["lineups"])
+                all_won.append(played["won"])
+                all_points.append(played["points"])
+                all_truncated.append(played["truncated"])
+    except KeyboardInterrupt:  # Ctrl-C: the finished tables are results too
+        finished = len(all_lineups)
+        partial = None
+        if finished:
+            partial = _summary(labels, tables[:finished], rows, records, all_lineups, all_won, all_points, all_truncated,
+                               time.perf_counter() - started, table_seeds, num_players, rounds, seed, num_envs, unit, rules, record)
+            partial["partial"] = {"tables_finished": finished, "tables_scheduled": len(tables)}
+        raise TournamentInterrupted(partial, finished, len(tables)) from None
+    return _summary(labels, tables, rows, records, all_lineups, all_won, all_points, all_truncated,
+                    time.perf_counter() - started, table_seeds, num_players, rounds, seed, num_envs, unit, rules, record)
+
+
+class TournamentInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``run``: ``result`` is what the finished tables give (a result as ``run`` returns, with
+    ``result["partial"]`` = {"tables_finished", "tables_scheduled"}), or None if no table had finished."""
+
+    def __init__(self, result: dict | None, finished: int, scheduled: int):
+        super().__init__(f"interrupted after {finished} of {scheduled} tables")
+        self.result = result
+
+
+def _summary(labels, tables, rows, records, all_lineups, all_won, all_points, all_truncated, playing_seconds, table_seeds,
+             num_players, rounds, seed, num_envs, unit, rules, record) -> dict:
+    """``run``'s result from the tables played (all of them, or those finished before a Ctrl-C)."""
+    import hpuno_env
+
+    from .evaluate import wilson_interval
+
     lineups, won = np.concatenate(all_lineups), np.concatenate(all_won)
     points = np.concatenate(all_points)
 
@@ -419,6 +446,8 @@ def run(
     ranking = []
     for agent in range(len(labels)):
         seat_rounds, win_count = int(seats[:, agent].sum()), int(wins[:, agent].sum())
+        if not seat_rounds:  # its tables were not reached before a Ctrl-C
+            continue
         low, high = wilson_interval(win_count, seat_rounds)
         ranking.append({
             "agent": labels[agent],
@@ -461,6 +490,21 @@ def run(
         },
         **({"records": records} if record else {}),
     }
+
+
+MAX_SEAT_ROUNDS = 20_000_000  # rounds x tables x seats a tournament keeps in memory (about 40 bytes each)
+
+
+def check_size(num_agents: int, num_players: int, rounds: int, mixed: bool = True) -> None:
+    """ValueError if the tournament's seatings and results would not fit in memory (checked before any is made)."""
+    tables = len(schedule([str(agent) for agent in range(num_agents)], num_players, 1, mixed))
+    seat_rounds = rounds * tables * num_players
+    if seat_rounds > MAX_SEAT_ROUNDS:
+        raise ValueError(
+            f"rounds={rounds:,} over {tables} tables of {num_players} seats is {seat_rounds:,} seat-rounds, more than the "
+            f"{MAX_SEAT_ROUNDS:,} a tournament keeps in memory: play at most {MAX_SEAT_ROUNDS // (tables * num_players):,} "
+            "rounds per table (several tournaments with other seeds can be combined)"
+        )
 
 
 def _spread(count: int, parts: int) -> list[int]:
@@ -527,6 +571,10 @@ def format_report(result: dict) -> str:
         f"{_count(timing['rounds'], unit)} ({timing['truncated']:,} truncated) in {timing['playing_seconds']:.1f} s "
         f"({timing['rounds_per_second']:,.0f} {_plural(unit)}/s); rating {timing['rating_seconds']:.1f} s"
     )
+    if "partial" in result:
+        done = result["partial"]
+        heading = (f"PARTIAL: interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables "
+                   f"(the ranking is of those tables only)\n{heading}")
     return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
 
 
@@ -693,23 +741,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Check everything (players, counts, agents) before any game is played.
         from hpuno_env.options import check_num_players
 
-        from .evaluate import _check_positive_int
+        from hpuno_env._checks import check_positive_int, check_seed
 
         check_num_players(args.players)
-        _check_positive_int("--rounds", args.rounds)
-        _check_positive_int("--envs", args.envs)
+        check_positive_int(args.rounds, "--rounds")
+        check_positive_int(args.envs, "--envs")
         if args.record < 0:
             raise ValueError(f"--record must be a non-negative int, got {args.record}")
-        if args.seed < 0:
-            raise ValueError(f"--seed must be a non-negative int, got {args.seed}")
+        check_seed(args.seed, "--seed")
         labels, policies = load_agents(args.agents, args.players, args.seed)
+        check_size(len(labels), args.players, args.rounds, not args.no_mixed)
     except (ValueError, TypeError) as error:
         parser.error(str(error))
     problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
     if problem:  # found now, not after the games
         parser.error(f"--out: {problem}")
     progress = not args.quiet and sys.stderr.isatty()
-    result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, args.record, **rules)
+    status = 0
+    try:
+        result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, args.record, **rules)
+    except TournamentInterrupted as interrupted:  # Ctrl-C: report and save the tables that finished
+        result, status = interrupted.result, 130
+        if result is None:
+            print("interrupted before the first table finished: nothing to report", file=sys.stderr)
+            return status
+        done = result["partial"]
+        print(f"interrupted: {done['tables_finished']} of {done['tables_scheduled']} tables finished; "
+              "their results follow (marked partial)", file=sys.stderr)
     print(format_report(result))
     if args.out:
         command = " ".join(["python -m agents.tournament"] + [shlex.quote(arg) for arg in argv])
@@ -720,7 +778,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"wrote {path}")
         if result.get("records"):
             print(f"wrote {len(result['records'])} game records in {records_dir} (python -m hpuno_env.replay FILE replays one)")
-    return 0
+    return status
 
 
 if __name__ == "__main__":
