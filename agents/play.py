@@ -38,7 +38,7 @@ from hpuno_env._output import file_problem
 from hpuno_env.cards import CARD_LABELS, CHALLENGE, CATCH, TARGET_BASE
 from hpuno_env.records import Recorder, save_record
 from hpuno_env.render import describe_events, render_ansi
-from hpuno_env.replay import terminal_supports_color
+from hpuno_env.replay import read_line, terminal_supports_color
 
 from . import load
 from .tournament import parse_rules
@@ -265,7 +265,7 @@ class Table:
 def read_answer(prompt: str) -> str:
     """One line from the person (EOFError at the end of the input). Input that is not
     typed at a terminal is echoed, so that a scripted game reads like a played one."""
-    answer = input(prompt)
+    answer = read_line(prompt)  # a closed stdin is the end of the input too
     if not sys.stdin.isatty():
         print(answer, flush=True)
     return answer

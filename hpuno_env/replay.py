@@ -29,6 +29,14 @@ def terminal_supports_color(stream=None) -> bool:
     return stream.isatty() and os.environ.get("NO_COLOR") is None
 
 
+def read_line(prompt: str) -> str:
+    """``input(prompt)``, with a closed stdin (``command <&-``: ``sys.stdin`` is None) taken as the end of
+    the input (EOFError), like an exhausted one, rather than input()'s RuntimeError."""
+    if sys.stdin is None or sys.stdin.closed:
+        raise EOFError("stdin is closed")
+    return input(prompt)
+
+
 def frames(record, viewer: int | None = None):
     """(title, game_state, viewer's name, recent event lines) after the deal and each decision.
 
@@ -108,7 +116,7 @@ def main(argv=None) -> int:
                 print()
                 if wait and state["current"] is not None:
                     try:
-                        answer = input("Enter: next decision, q: quit > ")
+                        answer = read_line("Enter: next decision, q: quit > ")
                     except EOFError:
                         answer = "q"
                     if answer.strip().lower() in ("q", "quit"):
