@@ -333,3 +333,88 @@ def test_an_illegal_learner_action_is_refused_and_the_env_plays_on():
         step(np.array([np.flatnonzero(~row)[0] for row in masks()]))
     assert env.batch.broken is None
     step(np.array([np.flatnonzero(row)[0] for row in masks()]))
+
+
+# ------------------------------------------------------------ 6. closed stdin is the end of the input
+
+
+def run_with_stdin_closed(arguments: list[str], timeout: float = TIME_LIMIT) -> subprocess.CompletedProcess:
+    command = " ".join(["exec", sys.executable, *arguments, "<&-"])
+    try:
+        return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": ROOT})
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(f"timed out: {error.stderr!r}")
+
+
+def test_play_with_stdin_closed_saves_its_record(tmp_path):
+    path = tmp_path / "game.json"
+    result = run_with_stdin_closed(["-m", "agents.play", "--players", "2", "--opponents", "random", "--seed", "1", "--record", str(path)])
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "RuntimeError" not in result.stderr and "(end of input)" in result.stdout
+    assert load_record(path)["outcome"] == "unfinished"
+
+
+def test_replay_with_stdin_closed_stops_cleanly(tmp_path):
+    _, path = saved_record(tmp_path)
+    result = run_with_stdin_closed(["-m", "hpuno_env.replay", path])
+    assert result.returncode == 0 and "stopped" in result.stdout, result.stderr[-2000:]
+
+
+# ------------------------------------------------------------ 5. Ctrl-C keeps finished work
+
+
+def test_ctrl_c_in_a_tournament_writes_the_finished_tables_marked_partial(tmp_path, monkeypatch, capsys):
+    from agents import tournament
+
+    real_play_table, calls = tournament._play_table, []
+
+    def interrupted_on_the_third_table(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_play_table(*args, **kwargs)
+
+    monkeypatch.setattr(tournament, "_play_table", interrupted_on_the_third_table)
+    out = tmp_path / "t"
+    status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "8",
+                              "--out", str(out), "--quiet"])
+    captured = capsys.readouterr()
+    assert status == 130 and "interrupted: 2 of 3 tables finished" in captured.err and "Traceback" not in captured.err
+    assert "PARTIAL" in captured.out
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["partial"] == {"tables_finished": 2, "tables_scheduled": 3}
+    assert [table["name"] for table in saved["tables"]] == ["random vs random-play", "random vs heuristic"]
+    assert len((out / "results.csv").read_text().splitlines()) == 1 + 4  # two tables, two agents each
+
+
+def test_ctrl_c_before_any_table_finished_says_so(monkeypatch, capsys):
+    from agents import tournament
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament, "_play_table", interrupted)
+    assert tournament.main(["random", "heuristic", "--rounds", "4", "--envs", "4", "--quiet"]) == 130
+    assert "nothing to report" in capsys.readouterr().err
+    with pytest.raises(KeyboardInterrupt):  # the library call is still a KeyboardInterrupt, carrying its result
+        tournament.run(["random", "heuristic"], rounds=4, num_envs=4)
+
+
+# ------------------------------------------------------------ 8. checked before the long work
+
+
+def test_a_tournament_too_large_for_memory_is_refused_before_any_seating_is_made():
+    result = run_bounded("""
+from agents import tournament
+try:
+    tournament.run(["random", "heuristic"], num_players=2, rounds=1_000_000_000)
+except ValueError as error:
+    print("VALUE_ERROR", error)
+""", timeout=60)
+    assert "VALUE_ERROR rounds=1,000,000,000" in result.stdout and "at most" in result.stdout, result.stderr[-2000:]
+    with pytest.raises(SystemExit) as exit_info:
+        from agents.tournament import main
+
+        main(["random", "heuristic", "--rounds", "1000000000"])
+    assert exit_info.value.code == 2
