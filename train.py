@@ -38,6 +38,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import math
 import os
 import platform
 import re
@@ -45,6 +46,7 @@ import shlex
 import signal
 import sys
 import time
+import zipfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +67,8 @@ from agents.imitation import warm_start
 from agents.league import League, Mixture, check_weights
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv
+from hpuno_env._checks import SEED_LIMIT
+from hpuno_env._reading import parse_json, read_json_file
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_scale, observation_size
 from hpuno_env.options import check_num_players
 
@@ -187,9 +191,14 @@ def check_args(args: Args) -> str | None:
     for name in positive:
         if getattr(args, name) < 1:
             return f"--{name.replace('_', '-')} must be a positive integer, got {getattr(args, name)}"
-    for name in ("eval_every", "seed"):
-        if getattr(args, name) < 0:
-            return f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}"
+    for spec in dataclasses.fields(Args):  # nan and inf pass every comparison below, or fail none
+        value = getattr(args, spec.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"--{spec.name.replace('_', '-')} must be a finite number, got {value}"
+    if args.eval_every < 0:
+        return f"--eval-every must be >= 0, got {args.eval_every}"
+    if not 0 <= args.seed < SEED_LIMIT:  # numpy's (and so SB3's) seeding takes seeds below 2**32
+        return f"--seed must be in [0, 2**32), got {args.seed}"
     try:
         check_num_players(args.players)
     except ValueError:
@@ -243,6 +252,14 @@ def check_args(args: Args) -> str | None:
         return "--resume and --overwrite contradict each other: continue the run in --out, or start it over"
     if args.resume and not os.path.isfile(checkpoint):
         return f"--resume: no checkpoint at {checkpoint} (train without --resume to start a new run there)"
+    if args.resume:  # checked before anything is rewritten
+        try:
+            checkpoint_state(args.out)
+        except ValueError as error:
+            return f"--resume: {error}"
+        problem = logs_problem(args.out)
+        if problem:
+            return f"--resume: {problem}"
     earlier_run = [] if args.resume or args.overwrite else run_files(args.out)
     if earlier_run:
         what = checkpoint if os.path.isfile(checkpoint) else f"{args.out} ({', '.join(os.path.relpath(path, args.out) for path in earlier_run[:3])})"
@@ -281,11 +298,23 @@ def learning_rate(args: Args):
 
 
 RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
+# What write_atomically leaves if the process is killed mid-write (never a valid file: removed at the next start).
+TEMPORARY = re.compile(r"(checkpoint|config|losses|evaluations)\.tmp\.(zip|json|csv)")
+
+
+def stale_temporaries(out: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(out))
+    except OSError:
+        return []
+    return [os.path.join(out, name) for name in names if TEMPORARY.fullmatch(name) and os.path.isfile(os.path.join(out, name))]
 
 
 def run_files(out: str) -> list[str]:
-    """The files a run of train.py wrote into ``out``: RUN_FILES, league snapshots, TensorBoard event files."""
+    """The files a run of train.py wrote into ``out``: RUN_FILES, half-written temporaries, league snapshots,
+    TensorBoard event files."""
     found = [os.path.join(out, name) for name in RUN_FILES if os.path.isfile(os.path.join(out, name))]
+    found += stale_temporaries(out)
     for folder, pattern in (("league", re.compile(r"snapshot-\d+\.safetensors")), ("tensorboard", re.compile(r"events\.out\.tfevents\..*"))):
         try:
             names = sorted(os.listdir(os.path.join(out, folder)))
@@ -316,16 +345,87 @@ def write_json(path: str, document: dict) -> None:
     write_atomically(path, write)
 
 
+CHECKPOINT_STATE = "hpuno_checkpoint.json"  # inside checkpoint.zip: its step count, wall seconds and league snapshots
+
+
+def checkpoint_state(out: str) -> dict:
+    """The state saved with OUT/checkpoint.zip, read from inside the zip (written into it before the one atomic
+    rename, so the two never disagree), or for an older checkpoint from OUT/checkpoint.json; {} if neither has one.
+    ValueError names the file and field of a corrupt one."""
+    checkpoint, path = os.path.join(out, "checkpoint.zip"), os.path.join(out, "checkpoint.json")
+    try:
+        with zipfile.ZipFile(checkpoint) as archive:
+            if CHECKPOINT_STATE in archive.namelist():
+                if archive.getinfo(CHECKPOINT_STATE).file_size > 2**20:
+                    raise ValueError(f"{checkpoint}: its {CHECKPOINT_STATE} is larger than a checkpoint's state can be")
+                state, source = parse_json(archive.read(CHECKPOINT_STATE), f"{checkpoint} ({CHECKPOINT_STATE})"), checkpoint
+            elif os.path.exists(path):
+                state, source = read_json_file(path, "checkpoint state"), path
+            else:
+                return {}
+    except (OSError, zipfile.BadZipFile) as error:
+        raise ValueError(f"cannot read the checkpoint {checkpoint}: {error}") from None
+    fields = {"timesteps": int, "wall_seconds": (int, float), "league_snapshots": list, "snapshots_added": int}
+    if not isinstance(state, dict):
+        raise ValueError(f"{source}: the checkpoint state must be a JSON object")
+    for name, kind in fields.items():
+        if name in state and (not isinstance(state[name], kind) or isinstance(state[name], bool)):
+            raise ValueError(f"{source}: checkpoint state field {name!r} is {state[name]!r:.60}, not a {getattr(kind, '__name__', 'number')}")
+    if not all(isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", name) for name in state.get("league_snapshots", [])):
+        raise ValueError(f"{source}: checkpoint state field 'league_snapshots' must list snapshot names")
+    return state
+
+
+def csv_problem(path: str, columns: list[str]) -> str | None:
+    """Why a resumed run cannot append to the CSV log at path (another header), or None."""
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return None
+    with open(path, newline="") as file:
+        header = next(csv.reader(file), [])
+    if header != columns:
+        return f"{path} has columns {header[:12]}, not {columns} (written by another train.py?): move it away to resume"
+    return None
+
+
+def logs_problem(out: str) -> str | None:
+    return (csv_problem(os.path.join(out, "losses.csv"), LOSS_COLUMNS)
+            or csv_problem(os.path.join(out, "evaluations.csv"), EVALUATION_COLUMNS))
+
+
+def cut_logs(out: str, timesteps: int) -> None:
+    """Drop the CSV logs' rows past the checkpoint's step count: steps trained after it (a run killed later) were
+    lost with it, and their rows would make the step column go backwards once the resumed run logs them again."""
+    for name in ("losses.csv", "evaluations.csv"):
+        path = os.path.join(out, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, newline="") as file:
+            rows = list(csv.reader(file))
+        kept = rows[:1] + [row for row in rows[1:] if row and _steps(row[0]) <= timesteps]
+        if len(kept) < len(rows):
+            def write(temporary, kept=kept):
+                with open(temporary, "w", newline="") as file:
+                    csv.writer(file).writerows(kept)
+
+            write_atomically(path, write)
+
+
+def _steps(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.inf  # a damaged row: dropped
+
+
 class CsvLog:
     """Rows appended to a CSV file with fixed columns (a resumed run appends to its own file; a new run starts it over)."""
 
     def __init__(self, path: str, columns: list[str], append: bool):
         self.path, self.columns = path, columns
         if append and os.path.isfile(path) and os.path.getsize(path) > 0:
-            with open(path, newline="") as file:
-                header = next(csv.reader(file), [])
-            if header != columns:
-                raise SystemExit(f"{path} has columns {header}, not {columns} (written by another train.py?): move it away to resume")
+            problem = csv_problem(path, columns)  # also checked before the run starts (check_args)
+            if problem:
+                raise SystemExit(problem)
         else:
             with open(path, "w", newline="") as file:
                 csv.writer(file).writerow(columns)
@@ -402,7 +502,10 @@ class Training(BaseCallback):
         self.next_checkpoint = self.num_timesteps + self.args.checkpoint_every
         every = self.args.eval_every
         self.next_evaluation = (self.num_timesteps // every + 1) * every if every else None
-        self.bar = tqdm(total=self.args.timesteps, initial=self.num_timesteps, unit="step", unit_scale=True, dynamic_ncols=True,
+        # SB3 trains whole rollouts: the run ends at the first multiple of a rollout past --timesteps
+        rollout = self.model.n_steps * self.training_env.num_envs
+        end = self.num_timesteps + math.ceil(max(0, self.args.timesteps - self.num_timesteps) / rollout) * rollout
+        self.bar = tqdm(total=end, initial=self.num_timesteps, unit="step", unit_scale=True, dynamic_ncols=True,
                         smoothing=0.05, disable=not self.args.progress, desc="training")
         if self.evaluate_at_start:
             self.evaluate()
@@ -543,10 +646,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     checkpoint_path = os.path.join(args.out, "checkpoint.zip")
     state_path = os.path.join(args.out, "checkpoint.json")
-    state = {}
-    if args.resume and os.path.isfile(state_path):
-        with open(state_path) as file:
-            state = json.load(file)
+    for path in stale_temporaries(args.out):  # left by a process killed mid-write
+        os.remove(path)
+    state = checkpoint_state(args.out) if args.resume else {}  # checked by parse_args
     from importlib.metadata import version
 
     import stable_baselines3
@@ -612,9 +714,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.warm_start != "none" and not args.resume:
         started = time.perf_counter()
         print(f"warm start: fitting {args.warm_start}'s decisions ({args.warm_start_decisions}, {args.warm_start_epochs} epochs)", flush=True)
-        report = warm_start(model, agents.load(args.warm_start, num_players=args.players, seed=args.seed + 11), args.players,
-                            decisions=args.warm_start_decisions, epochs=args.warm_start_epochs,
-                            scale_observations=args.scale_observations, seed=args.seed + 12, **rules)
+        try:
+            report = warm_start(model, agents.load(args.warm_start, num_players=args.players, seed=args.seed + 11), args.players,
+                                decisions=args.warm_start_decisions, epochs=args.warm_start_epochs,
+                                scale_observations=args.scale_observations, seed=args.seed + 12, **rules)
+        except KeyboardInterrupt:  # nothing is trained or written yet: say so, without a traceback
+            print(f"\ninterrupted during the warm start ({time.perf_counter() - started:.0f} s in): nothing was trained "
+                  f"or saved in {args.out}; run the command again to start over", file=sys.stderr, flush=True)
+            return 130
         warm_start_seconds = time.perf_counter() - started
         config["warm_start"] = {"teacher": args.warm_start, "seconds": warm_start_seconds, **report}
         print(f"warm start: agrees with {args.warm_start} on {report['agreement']:.1%} of {report['held_out_decisions']} decisions "
@@ -648,13 +755,22 @@ def main(argv: list[str] | None = None) -> int:
         return TrainedAgent.load(path, args.players, seed=args.seed + model.num_timesteps, deterministic=False)
 
     def save_checkpoint(wall_seconds: float) -> None:
-        write_atomically(checkpoint_path, model.save)
         snapshots = [m.name for m in league.members if m.group == "snapshots"] if league else []
-        write_json(state_path, {"timesteps": model.num_timesteps, "wall_seconds": wall_seconds, "league_snapshots": snapshots,
-                                "snapshots_added": league.snapshots_added if league else 0})
+        checkpoint = {"timesteps": model.num_timesteps, "wall_seconds": wall_seconds, "league_snapshots": snapshots,
+                      "snapshots_added": league.snapshots_added if league else 0}
+
+        def write(temporary: str) -> None:  # the state goes inside the zip: one rename replaces both together
+            model.save(temporary)
+            with zipfile.ZipFile(temporary, "a") as archive:
+                archive.writestr(CHECKPOINT_STATE, json.dumps(checkpoint))
+
+        write_atomically(checkpoint_path, write)
+        write_json(state_path, checkpoint)  # a readable copy; --resume reads the one inside checkpoint.zip
 
     # ---- train: progress bar, logs, evaluations, checkpoints; Ctrl-C stops after the current step
     curve_opponents = {name: agents.load(name, num_players=args.players, seed=args.seed + 7) for name in CURVE_OPPONENTS}
+    if args.resume:
+        cut_logs(args.out, model.num_timesteps)
     training = Training(args, live_agent(True), curve_opponents, league, timed_env, save_checkpoint, make_snapshot,
                         wall_offset=state.get("wall_seconds", 0.0) + warm_start_seconds, rules=rules,
                         evaluate_at_start=warm_start_seconds > 0)
