@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import shutil
 import sys
@@ -38,15 +39,17 @@ import torch
 
 try:
     import ray
-except ImportError as error:  # the optional extra: say how to get it instead of a bare traceback
-    raise SystemExit('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]"') from error
+except ImportError:  # the optional extra: --help still shows the options, and a run says how to get it
+    ray = None
 
 import agents
 from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_json
 from agents.evaluate import win_rate
+from hpuno_env._checks import SEED_LIMIT
 from hpuno_env._output import folder_problem
 from hpuno_env.options import check_num_players
-from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
+
+RAY_MISSING = 'train_rllib.py needs Ray RLlib, which is not installed: pip install -e ".[rllib]"'
 
 
 @dataclass
@@ -131,7 +134,17 @@ def resume_options(args: Args, given: set[str]) -> str | None:
 def parse_args(argv: list[str] | None = None) -> Args:
     """Args from the command line; a bad value exits with a message naming it."""
     parser = dataclass_parser(Args, __doc__)
+    if ray is None:
+        parser.epilog = RAY_MISSING
     args = Args(**vars(parser.parse_args(argv)))
+    if ray is None:
+        parser.exit(2, f"error: {RAY_MISSING}\n")
+    for spec in dataclasses.fields(Args):  # nan and inf pass the range checks below, or fail none
+        value = getattr(args, spec.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            parser.error(f"--{spec.name.replace('_', '-')} must be a finite number, got {value}")
+    if not 0 <= args.seed < SEED_LIMIT:
+        parser.error(f"--seed must be in [0, 2**32), got {args.seed}")
     if args.resume:
         problem = resume_options(args, given_options(Args, sys.argv[1:] if argv is None else argv))
         if problem:
@@ -171,6 +184,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
+
     torch.set_num_threads(args.threads)
     rules = rules_from_json(args.rules)
     hidden = layer_sizes(args.hidden)
