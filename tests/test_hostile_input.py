@@ -418,3 +418,145 @@ except ValueError as error:
 
         main(["random", "heuristic", "--rounds", "1000000000"])
     assert exit_info.value.code == 2
+
+
+# ------------------------------------------------------------ train.py: atomic checkpoints, logs, bad numbers, Ctrl-C
+
+
+def load_train_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_script_hostile", os.path.join(ROOT, "train.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+TINY_TRAIN = ["--warm-start", "none", "--envs", "16", "--n-steps", "32", "--eval-every", "0", "--eval-rounds", "10",
+              "--final-rounds", "10", "--rules", '{"max_turns": 500}', "--no-progress"]
+
+
+def train_command(*args, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "train.py"), *args], capture_output=True, text=True,
+                            timeout=600, cwd=ROOT)
+    if check:
+        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return result
+
+
+@pytest.fixture(scope="module")
+def train_module():
+    return load_train_module()
+
+
+@pytest.fixture(scope="module")
+def one_rollout_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("one_rollout") / "run"
+    train_command("--timesteps", "512", "--out", str(out), *TINY_TRAIN)
+    return out
+
+
+def copied_run(run, tmp_path):
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(run, out)
+    return out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--ent-coef", "nan"], "--ent-coef must be a finite number, got nan"),
+    (["--ent-coef", "inf"], "--ent-coef must be a finite number, got inf"),
+    (["--learning-rate", "nan"], "--learning-rate must be a finite number"),
+    (["--league-margin=-inf"], "--league-margin must be a finite number"),
+    (["--seed", "4294967296"], "--seed must be in [0, 2**32), got 4294967296"),
+])
+def test_train_refuses_nan_inf_and_seeds_numpy_cannot_take(train_module, argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        train_module.parse_args(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_tournament_and_play_refuse_seeds_numpy_cannot_take(capsys):
+    from agents import play, tournament
+
+    for main in (tournament.main, play.main):
+        arguments = ["random", "heuristic"] if main is tournament.main else []
+        with pytest.raises(SystemExit) as exit_info:
+            main([*arguments, "--seed", str(2**32)])
+        assert exit_info.value.code == 2 and "seed must be None or an int in [0, 2**32)" in capsys.readouterr().err
+
+
+def test_a_checkpoint_holds_its_own_state_so_a_lagging_checkpoint_json_cannot_mislead_a_resume(one_rollout_run, tmp_path, train_module):
+    import zipfile
+
+    out = copied_run(one_rollout_run, tmp_path)
+    with zipfile.ZipFile(out / "checkpoint.zip") as archive:
+        inside = json.loads(archive.read(train_module.CHECKPOINT_STATE))
+    assert inside["timesteps"] == 512
+    (out / "checkpoint.json").write_text(json.dumps({**inside, "timesteps": 384, "wall_seconds": 1.0}))  # lagging
+    # a run killed after its checkpoint: rows for steps the checkpoint does not hold, and a half-written temporary
+    with open(out / "losses.csv", "a") as file:
+        file.write("1024,9,1,1,1,1,,,,,,,,,,,\n1536,9,1,1,1,1,,,,,,,,,,,\n")
+    (out / "checkpoint.tmp.zip").write_bytes(b"half a checkpoint")
+    result = train_command("--timesteps", "1024", "--out", str(out), "--resume", *TINY_TRAIN)
+    assert f"resumed from {out / 'checkpoint.zip'} at 512 steps" in result.stdout
+    steps = [int(row.split(",")[0]) for row in (out / "losses.csv").read_text().splitlines()[1:]]
+    assert steps == sorted(steps) and steps[-1] == 1024 and len(steps) == len(set(steps)), steps
+    assert not (out / "checkpoint.tmp.zip").exists()
+
+
+def test_overwrite_removes_a_half_written_checkpoint(train_module, tmp_path):
+    (tmp_path / "checkpoint.tmp.zip").write_bytes(b"half")
+    (tmp_path / "mine.txt").write_text("a user's file")
+    assert train_module.run_files(str(tmp_path)) == [str(tmp_path / "checkpoint.tmp.zip")]
+
+
+def test_a_resume_refused_by_its_log_check_rewrites_nothing(one_rollout_run, tmp_path):
+    out = copied_run(one_rollout_run, tmp_path)
+    (out / "evaluations.csv").write_text("other,columns\n1,2\n")
+    before = {name: (out / name).read_bytes() for name in ("config.json", "losses.csv", "checkpoint.json")}
+    result = train_command("--timesteps", "1024", "--out", str(out), "--resume", *TINY_TRAIN, check=False)
+    assert result.returncode == 2 and "evaluations.csv has columns" in result.stderr
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_a_corrupt_checkpoint_state_is_one_line_naming_the_file(one_rollout_run, tmp_path, train_module, capsys):
+    import zipfile
+
+    out = copied_run(one_rollout_run, tmp_path)
+    # an older checkpoint (no state inside the zip) beside a corrupt checkpoint.json
+    with zipfile.ZipFile(out / "checkpoint.zip") as source, zipfile.ZipFile(out / "old.zip", "w") as target:
+        for item in source.infolist():
+            if item.filename != train_module.CHECKPOINT_STATE:
+                target.writestr(item, source.read(item))
+    os.replace(out / "old.zip", out / "checkpoint.zip")
+    for text, message in (("{not json", "not valid JSON"), ('{"timesteps": "many"}', "field 'timesteps'"),
+                          ("[" * 5000 + "]" * 5000, "nested 5000 levels deep")):
+        (out / "checkpoint.json").write_text(text)
+        with pytest.raises(SystemExit) as exit_info:
+            train_module.parse_args(["--out", str(out), "--resume"])
+        error = capsys.readouterr().err
+        assert exit_info.value.code == 2 and str(out / "checkpoint.json") in error and message in error, error
+
+
+def test_ctrl_c_in_the_warm_start_exits_cleanly_and_says_so(tmp_path):
+    import signal
+
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, os.path.join(ROOT, "train.py"), "--timesteps", "512", "--envs", "16", "--n-steps", "32",
+         "--warm-start-decisions", "4000000", "--no-progress", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    try:
+        for line in process.stdout:
+            if line.startswith("warm start: fitting"):
+                break
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr[-2000:]
+    assert "interrupted during the warm start" in stderr and "Traceback" not in stderr
