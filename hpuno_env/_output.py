@@ -15,6 +15,8 @@ import tempfile
 
 def folder_problem(folder: str) -> str | None:
     """Why files cannot be written into ``folder`` (created if missing), or None."""
+    if not folder:
+        return "the folder name is empty"
     if os.path.exists(folder) and not os.path.isdir(folder):
         return f"{folder} is a file, not a folder"
     try:
@@ -27,10 +29,19 @@ def folder_problem(folder: str) -> str | None:
 
 
 def file_problem(path: str) -> str | None:
-    """Why ``path`` cannot be written as a file (its folder is created if missing), or None."""
+    """Why ``path`` cannot be written as a file (its folder is created if missing), or None. An existing file
+    is opened for appending (nothing is changed), so a file that cannot be written is found too."""
+    if not path:
+        return "the file name is empty"
     if os.path.isdir(path):
         return f"{path} is a folder, not a file"
-    return folder_problem(os.path.dirname(os.path.abspath(path)))
+    problem = folder_problem(os.path.dirname(os.path.abspath(path)))
+    if problem is None and os.path.lexists(path):
+        try:  # without O_CREAT nothing is made, with O_NONBLOCK a FIFO does not wait for a reader
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
+        except OSError as error:
+            return f"cannot write {path}: {error.strerror or error}"
+    return problem
 
 
 def write_atomically(path: str, data: bytes) -> None:

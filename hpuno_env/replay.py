@@ -59,10 +59,20 @@ def frames(record, viewer: int | None = None):
         yield title, state, agents[shown], list(history)
 
 
+MAX_FRAMES = 1000  # --max-frames' bound: a GIF keeps its (palette, cropped) frames until it is written
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive int, got {text}")
+    return value
+
+
+def _frame_count(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_FRAMES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_FRAMES} (frames are drawn into memory for a GIF), got {text}")
     return value
 
 
@@ -77,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--viewer", type=int, metavar="SEAT", help="show this seat's hand (default: the player to act)")
     parser.add_argument("--gif", metavar="OUT.gif", help="draw the steps into an animated GIF (rgb_array renderer)")
     parser.add_argument("--png", metavar="DIR", help="draw each step as DIR/step_00000.png")
-    parser.add_argument("--max-frames", type=_positive_int, default=400, metavar="N",
-                        help="draw at most the first N steps into --gif / --png (default 400)")
+    parser.add_argument("--max-frames", type=_frame_count, default=400, metavar="N",
+                        help=f"draw at most the first N steps into --gif / --png (default 400, at most {MAX_FRAMES})")
     parser.add_argument("--frame-ms", type=_positive_int, default=700, metavar="MS",
                         help="how long each GIF frame shows (default 700)")
     return parser
@@ -95,22 +105,25 @@ def main(argv=None) -> int:
         parser.exit(2, f"{parser.prog}: error: --viewer must be a seat in [0, {record['num_players']}), got {args.viewer}\n")
     if args.gif is not None and not args.gif.lower().endswith(".gif"):
         parser.exit(2, f"{parser.prog}: error: --gif: the file name must end with .gif, got {args.gif}\n")
-    for flag, problem in (("--png", args.png and folder_problem(args.png)), ("--gif", args.gif and file_problem(args.gif))):
-        if problem:  # found now, not after drawing every step
+    for flag, path, check in (("--png", args.png, folder_problem), ("--gif", args.gif, file_problem)):
+        problem = path is not None and check(path)  # "" too: found now, not after drawing every step
+        if problem:
             parser.exit(2, f"{parser.prog}: error: {flag}: {problem}\n")
     pictures = args.gif is not None or args.png is not None
     show_text = args.all or not pictures
     wait = not args.all and not pictures
     color = terminal_supports_color()
-    images = []
-    steps = 0
+    if pictures:
+        try:
+            drawn, steps = _draw_pictures(record, args)
+        except ValueError as error:
+            print(f"{parser.prog}: error: {args.file}: {error}", file=sys.stderr)
+            return 1
+        cut = f" (the first {drawn} of {steps} steps; --max-frames)" if drawn < steps else ""
+        print(f"drew {drawn} steps{cut}")
     stopped = False
     try:
-        for title, state, viewer, history in frames(record, args.viewer):
-            steps += 1
-            if pictures and len(images) < args.max_frames:
-                images.append(render_rgb(state, viewer, history))
-            if show_text:
+        for title, state, viewer, history in frames(record, args.viewer) if show_text else ():
                 print(f"== {title}")
                 print(render_ansi(state, viewer, history, color=color))
                 print()
@@ -125,28 +138,50 @@ def main(argv=None) -> int:
     except ValueError as error:
         print(f"{parser.prog}: error: {args.file}: {error}", file=sys.stderr)
         return 1
-    if pictures:
-        _write_pictures(images, args)
-        cut = f" (the first {len(images)} of {steps} steps; --max-frames)" if len(images) < steps else ""
-        print(f"drew {len(images)} steps{cut}")
     print("stopped" if stopped else f"end of the record: {record['outcome']}")
     return 0
 
 
-def _write_pictures(images, args) -> None:
+def _draw_pictures(record, args) -> tuple[int, int]:
+    """Draw the first --max-frames steps, streamed: each PNG is written as it is drawn, and the GIF writer takes
+    the frames one at a time (keeping each as a cropped palette frame), so no list of full pictures is kept.
+    The GIF is written to a temporary name and renamed, so a failure leaves no half file. Returns (drawn, steps)."""
     from PIL import Image
 
-    pictures = [Image.fromarray(image) for image in images]
+    counts = {"drawn": 0, "steps": 0}
     if args.png is not None:
         os.makedirs(args.png, exist_ok=True)
-        for index, picture in enumerate(pictures):
-            picture.save(os.path.join(args.png, f"step_{index:05d}.png"))
-        print(f"wrote {len(pictures)} PNG files to {args.png}")
-    if args.gif is not None:
-        folder = os.path.dirname(os.path.abspath(args.gif))
+
+    def pictures():
+        for _title, state, viewer, history in frames(record, args.viewer):
+            counts["steps"] += 1  # every step is replayed (and so checked), drawn or not
+            if counts["drawn"] >= args.max_frames:
+                continue
+            picture = Image.fromarray(render_rgb(state, viewer, history))
+            if args.png is not None:
+                picture.save(os.path.join(args.png, f"step_{counts['drawn']:05d}.png"))
+            counts["drawn"] += 1
+            yield picture
+
+    stream = pictures()
+    if args.gif is None:
+        for _picture in stream:
+            pass
+    else:
+        folder, name = os.path.split(os.path.abspath(args.gif))
         os.makedirs(folder, exist_ok=True)
-        pictures[0].save(args.gif, save_all=True, append_images=pictures[1:], duration=args.frame_ms, loop=0)
+        temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp.gif")
+        try:
+            next(stream).save(temporary, save_all=True, append_images=stream, duration=args.frame_ms, loop=0)
+            os.replace(temporary, args.gif)
+        finally:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+    if args.png is not None:
+        print(f"wrote {counts['drawn']} PNG files to {args.png}")
+    if args.gif is not None:
         print(f"wrote {args.gif}")
+    return counts["drawn"], counts["steps"]
 
 
 if __name__ == "__main__":

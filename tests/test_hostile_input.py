@@ -560,3 +560,60 @@ def test_ctrl_c_in_the_warm_start_exits_cleanly_and_says_so(tmp_path):
         process.kill()
     assert process.returncode == 130, stderr[-2000:]
     assert "interrupted during the warm start" in stderr and "Traceback" not in stderr
+
+
+def count_drawings(monkeypatch, fail_on: int | None = None) -> dict:
+    """Count replay's render_rgb calls and the most full pictures alive at once; raise on call ``fail_on``."""
+    import gc
+    import weakref
+
+    import hpuno_env.replay as replay_module
+
+    real, seen = replay_module.render_rgb, {"calls": 0, "most_alive": 0, "alive": []}
+
+    def counted(*args, **kwargs):
+        seen["calls"] += 1
+        if seen["calls"] == fail_on:
+            raise OSError("the disk is full")
+        picture = real(*args, **kwargs)
+        gc.collect()
+        seen["alive"] = [ref for ref in seen["alive"] if ref() is not None] + [weakref.ref(picture)]
+        seen["most_alive"] = max(seen["most_alive"], len(seen["alive"]))
+        return picture
+
+    monkeypatch.setattr(replay_module, "render_rgb", counted)
+    return seen
+
+
+def test_replay_checks_its_outputs_before_drawing(tmp_path, monkeypatch, capsys):
+    from hpuno_env.replay import main
+
+    _, path = saved_record(tmp_path)
+    seen = count_drawings(monkeypatch)
+    unwritable = tmp_path / "unwritable.gif"
+    os.symlink("/sys/kernel/notes", unwritable)  # a file no one (root included) can open for writing
+    for argv, message in ((["--png", ""], "--png: the folder name is empty"), (["--gif", str(unwritable)], "cannot write"),
+                          (["--gif", ""], "--gif: the file name must end with .gif")):
+        with pytest.raises(SystemExit) as exit_info:
+            main([path, *argv])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err, argv
+    assert seen["calls"] == 0  # refused before the first picture
+    with pytest.raises(SystemExit) as exit_info:
+        main([path, "--png", str(tmp_path / "pictures"), "--max-frames", "100000"])
+    assert exit_info.value.code == 2 and "at most 1000" in capsys.readouterr().err
+
+
+def test_replay_streams_its_pictures(tmp_path, monkeypatch):
+    from hpuno_env.replay import main
+
+    _, path = saved_record(tmp_path)
+    seen = count_drawings(monkeypatch)
+    assert main([path, "--gif", str(tmp_path / "game.gif"), "--png", str(tmp_path / "pictures"), "--max-frames", "12"]) == 0
+    assert seen["calls"] == 12 and len(os.listdir(tmp_path / "pictures")) == 12 and (tmp_path / "game.gif").stat().st_size > 0
+    assert seen["most_alive"] <= 2  # not a list of every frame
+    # a failure half-way leaves the PNGs drawn so far and no half-written GIF
+    seen = count_drawings(monkeypatch, fail_on=5)
+    with pytest.raises(OSError, match="disk is full"):
+        main([path, "--gif", str(tmp_path / "second.gif"), "--png", str(tmp_path / "second"), "--max-frames", "12"])
+    assert len(os.listdir(tmp_path / "second")) == 4
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".second.gif") or name == "second.gif"]
