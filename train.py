@@ -60,7 +60,7 @@ from tqdm import tqdm
 
 import agents
 import hpuno_env
-from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options
 from agents.critic import HandsCriticPolicy, actor_inputs, needs_widening, widened
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
@@ -89,7 +89,9 @@ class Args:
                                      "and the live weights, drawn per game and seat), a saved agent file's path, or a mixture "
                                      "NAME=WEIGHT,NAME=WEIGHT of those players and files (each game's opponents all drawn from "
                                      "one of them with probability proportional to its weight: agents.league.Mixture)")
-    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
+    rule: tuple[str, ...] = option((), "a rules option NAME=VALUE, repeatable, e.g. --rule uno_penalty=4 --rule wd4_bluffing=false "
+                                       "(the syntax of the tournament and agents.play)")
+    rules: str = option("{}", 'the same rules options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
     out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
     resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
                                   "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train "
@@ -217,9 +219,9 @@ def check_args(args: Args) -> str | None:
     except ValueError as error:
         return f"--net-arch {error}"
     try:
-        rules_from_json(args.rules)
+        rules_from_options(args.rule, args.rules)
     except (ValueError, TypeError) as error:
-        return f"--rules: {error}"
+        return f"--rules: {error}" if "JSON" in str(error) else f"--rule: {error}"
     try:
         mixture = opponent_mixture(args.opponent)
     except ValueError as error:
@@ -632,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    rules = rules_from_json(args.rules)
+    rules = rules_from_options(args.rule, args.rules)
     scale = observation_scale(args.players) if args.scale_observations else None
 
     # ---- output folder and config.json

@@ -43,7 +43,7 @@ except ImportError:  # the optional extra: --help still shows the options, and a
     ray = None
 
 import agents
-from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_json
+from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options
 from agents.evaluate import win_rate
 from hpuno_env._checks import SEED_LIMIT
 from hpuno_env._output import folder_problem
@@ -57,7 +57,9 @@ class Args:
     # ---- the game and the run
     players: int = option(2, "seats per game (2..10)")
     iterations: int = option(20, "PPO iterations (each samples --train-batch env steps, then updates)")
-    rules: str = option("{}", 'rules options as JSON, e.g. \'{"uno_penalty": 4}\' (README, "Rules as implemented")')
+    rule: tuple[str, ...] = option((), "a rules option NAME=VALUE, repeatable, e.g. --rule uno_penalty=4 (the syntax of "
+                                       "train.py, the tournament and agents.play)")
+    rules: str = option("{}", 'the same rules options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
     seed: int = option(0, "seeds the games and the networks")
     out: str = option("runs/rllib", "folder for the run (its RLlib checkpoint is OUT/checkpoint)")
     resume: bool = option(False, "continue the checkpoint in --out (an error if there is none); every option not given "
@@ -172,9 +174,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
     if problem:  # found now, not after the iterations
         parser.error(f"--out: {problem}")
     try:
-        rules_from_json(args.rules)
+        rules_from_options(args.rule, args.rules)
     except (ValueError, TypeError) as error:
-        parser.error(f"--rules: {error}")
+        parser.error(f"--rules: {error}" if "JSON" in str(error) else f"--rule: {error}")
     try:
         layer_sizes(args.hidden)
     except ValueError as error:
@@ -187,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
 
     torch.set_num_threads(args.threads)
-    rules = rules_from_json(args.rules)
+    rules = rules_from_options(args.rule, args.rules)
     hidden = layer_sizes(args.hidden)
     checkpoint = checkpoint_to_resume(args.out) if args.resume else None
     # what the run has done so far; a checkpoint from before env steps and seconds were kept counts them from here
@@ -205,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
         scale_observations=args.scale_observations, seed=args.seed + done["iterations"], **rules,
     )
+    # A local run's runners are not restarted when they fail (the run stops; its checkpoint stays): restarts are for
+    # clusters, where a node can go away, and a restartable runner makes Ray log an error-level line at every start
+    # (RLlib always passes runners their config through the object store).
+    config.fault_tolerance(restart_failed_env_runners=bool(args.address))
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
         ray.init(address=args.address or None, include_dashboard=False)

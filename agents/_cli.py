@@ -1,6 +1,12 @@
-"""Command-line options from a documented ``Args`` dataclass (CleanRL style), shared by the training scripts.
+"""Command-line options from a documented ``Args`` dataclass (CleanRL style), shared by the training scripts,
+and the one syntax of rules options on every command line.
 
-Each field's help text and default are its option's; ``--flag``/``--no-flag`` for booleans.
+Each field's help text and default are its option's; ``--flag``/``--no-flag`` for booleans; a
+``tuple[str, ...]`` field is a repeatable option (``--rule A --rule B``).
+
+Rules options: every command (train.py, train_rllib.py, the tournament, agents.play) takes
+``--rule NAME=VALUE``, repeatable (``parse_rules``); ``--rules JSON`` (an object of the same
+options) is its alias, and the two may be mixed as long as no option is given twice.
 
 >>> @dataclass
 ... class Args:
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Sequence
 
 from hpuno_env import RulesOptions
 from hpuno_env._reading import JSONInputError, parse_json
@@ -22,6 +29,13 @@ _TYPES = {"int": int, "float": float, "float | None": float, "str": str}
 def option(default, help: str):
     """A dataclass field whose help text becomes the command-line option's."""
     return dataclasses.field(default=default, metadata={"help": help})
+
+
+class _AppendToTuple(argparse.Action):
+    """A repeatable option collected into a tuple (a dataclass default cannot be a mutable list)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, (*(getattr(namespace, self.dest, None) or ()), values))
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -35,6 +49,8 @@ def dataclass_parser(args_class, description: str | None) -> argparse.ArgumentPa
         flag = "--" + spec.name.replace("_", "-")
         if spec.type in ("bool", bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=spec.default, help=spec.metadata["help"])
+        elif spec.type == "tuple[str, ...]":
+            parser.add_argument(flag, action=_AppendToTuple, default=spec.default, help=spec.metadata["help"], metavar="NAME=VALUE")
         else:
             parser.add_argument(flag, type=_TYPES[spec.type], default=spec.default, help=spec.metadata["help"], metavar=spec.name.upper())
     return parser
@@ -89,10 +105,51 @@ def layer_sizes(text: str) -> list[int]:
 
 def rules_from_json(text: str) -> dict:
     """A ``--rules`` JSON object as a full, checked ``RulesOptions`` dict; ValueError/TypeError say what is wrong."""
+    return RulesOptions.from_kwargs(**_given_json_rules(text)).as_dict()
+
+
+def _given_json_rules(text: str) -> dict:
+    """The options a ``--rules`` JSON object gives, or ValueError."""
     try:
         given = parse_json(text, "--rules")
     except JSONInputError as error:  # too deep, huge numbers, not JSON at all: one line, never a RecursionError
         raise ValueError(f"not JSON ({error.problem}): {text[:80]!r}") from None
     if not isinstance(given, dict):
-        raise ValueError(f"expected a JSON object like '{{\"uno_penalty\": 4}}', got {text!r}")
-    return RulesOptions.from_kwargs(**given).as_dict()
+        raise ValueError(f"expected a JSON object like '{{\"uno_penalty\": 4}}', got {text[:80]!r}")
+    return given
+
+
+def parse_rule(text: str) -> tuple[str, object]:
+    """``"name=value"`` -> (name, value), the value an int, a bool (true/false) or else a string.
+
+    The name and value are checked where all rules options are: ``RulesOptions``."""
+    name, separator, raw = text.partition("=")
+    name, raw = name.strip(), raw.strip()
+    if not separator or not name or not raw:
+        raise ValueError(f"a rules option must be NAME=VALUE (e.g. uno_penalty=4), got {text!r}")
+    if raw.lower() in ("true", "false"):
+        return name, raw.lower() == "true"
+    try:
+        return name, int(raw)
+    except ValueError:
+        return name, raw
+
+
+def parse_rules(texts: Sequence[str], rules_json: str | None = None) -> dict:
+    """Several ``NAME=VALUE`` texts (and, if given, the ``--rules`` JSON object, their alias) as a dict of the
+    rules options given, checked by ``RulesOptions``; an option given twice is an error."""
+    options = {}
+    if rules_json is not None:
+        options.update(_given_json_rules(rules_json))
+    for text in texts:
+        name, value = parse_rule(text)
+        if name in options:
+            raise ValueError(f"rules option {name!r} given twice")
+        options[name] = value
+    RulesOptions.from_kwargs(**options)
+    return options
+
+
+def rules_from_options(texts: Sequence[str], rules_json: str) -> dict:
+    """``--rule NAME=VALUE`` options and the ``--rules`` JSON as a full, checked ``RulesOptions`` dict."""
+    return RulesOptions.from_kwargs(**parse_rules(texts, rules_json)).as_dict()

@@ -15,7 +15,6 @@ decisions) and must choose the same actions; a mismatch exits with status 1.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -24,8 +23,10 @@ import zipfile
 import numpy as np
 
 from hpuno_env import VectorEngine
+from hpuno_env._reading import parse_json, read_json_file
 from hpuno_env.options import check_num_players
 
+from ._cli import parse_rules
 from .trained import TrainedAgent, export
 
 
@@ -64,16 +65,18 @@ def _number_or_file(text: str):
     if text.endswith(".npy"):
         return np.load(text, allow_pickle=False)
     if text.endswith(".json"):
-        with open(text) as file:
-            return json.load(file)
+        try:
+            return read_json_file(text, "observation transform")
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
     raise argparse.ArgumentTypeError(f"expected a number, a .npy file or a .json list, got {text!r}")
 
 
 def _json_object(text: str) -> dict:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise argparse.ArgumentTypeError(f"not JSON: {error}") from error
+        value = parse_json(text, "the JSON")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from None
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError("expected a JSON object, e.g. '{\"uno_penalty\": 4}'")
     return value
@@ -84,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("checkpoint", help="your own SB3 MaskablePPO .zip (unpickled: trusted files only)")
     parser.add_argument("out", help="agent file to write, ending in .safetensors (written atomically)")
     parser.add_argument("--players", type=int, required=True, help="player count the checkpoint was trained for (required)")
-    parser.add_argument("--rules", type=_json_object, default={}, help="rules options it was trained under, as JSON (default: {}, the defaults)")
+    parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
+                        help="a rules option it was trained under, repeatable, e.g. --rule uno_penalty=4 (default: the defaults)")
+    parser.add_argument("--rules", metavar="JSON", help="the same rules options as one JSON object (an alias of --rule)")
     parser.add_argument(
         "--observation-scale", type=_number_or_file, default=None,
         help="what training multiplied the raw int8 observations by: a number, .npy or .json list (default: 1)",
@@ -96,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.verify_steps < 0:
         parser.error(f"--verify-steps must be >= 0, got {args.verify_steps}")
+    try:
+        args.rules = parse_rules(args.rule, args.rules)
+    except ValueError as error:
+        parser.error(f"--rule: {error}")
     # Everything that can be checked is checked before the (slow, unpickling) load.
     try:
         check_num_players(args.players)

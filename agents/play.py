@@ -41,7 +41,7 @@ from hpuno_env.render import describe_events, render_ansi
 from hpuno_env.replay import read_line, terminal_supports_color
 
 from . import load
-from .tournament import parse_rules
+from ._cli import parse_rules
 
 HUMAN = "human"
 QUIT_WORDS = ("q", "quit", "exit")
@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
                         help="a rules option, repeatable, e.g. --rule target_score=100 --rule uno_penalty=4 "
                         "(default episode=match: a whole match)")
+    parser.add_argument("--rules", metavar="JSON", help='the same options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
     parser.add_argument("--record", metavar="PATH", help="where to save the game record (default hpuno-game-<date>-<time>.json)")
     return parser
 
@@ -297,7 +298,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # small batched networks: a second thread only contends on a 2-core machine (10x slower seen)
     try:
-        rules = parse_rules(args.rule)
+        rules = parse_rules(args.rule, args.rules)
         rules.setdefault("episode", "match")
         if not 2 <= args.players <= 10:
             raise ValueError(f"--players must be in [2, 10], got {args.players}")

@@ -81,6 +81,8 @@ import torch
 
 from hpuno_env._output import file_problem, folder_problem
 
+from ._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+
 ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
 DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
 
@@ -121,37 +123,7 @@ def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool =
     return tables
 
 
-# ------------------------------------------------------------ input: agents and rules options
-
-
-def parse_rule(text: str) -> tuple[str, object]:
-    """``"name=value"`` -> (name, value), the value an int, a bool (true/false) or else a string.
-
-    The name and value are checked where all rules options are: ``RulesOptions``."""
-    name, separator, raw = text.partition("=")
-    name, raw = name.strip(), raw.strip()
-    if not separator or not name or not raw:
-        raise ValueError(f"a rules option must be NAME=VALUE (e.g. uno_penalty=4), got {text!r}")
-    if raw.lower() in ("true", "false"):
-        return name, raw.lower() == "true"
-    try:
-        return name, int(raw)
-    except ValueError:
-        return name, raw
-
-
-def parse_rules(texts: Sequence[str]) -> dict:
-    """Several ``NAME=VALUE`` texts as a dict of rules options, checked by ``RulesOptions``."""
-    from hpuno_env import RulesOptions
-
-    options = {}
-    for text in texts:
-        name, value = parse_rule(text)
-        if name in options:
-            raise ValueError(f"rules option {name!r} given twice")
-        options[name] = value
-    RulesOptions.from_kwargs(**options)
-    return options
+# ------------------------------------------------------------ input: agents and rules options (parse_rules: agents._cli)
 
 
 def load_agents(agents_given, num_players: int, seed: int | None = 0) -> tuple[list[str], list]:
@@ -713,6 +685,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="'round' (default): each entry is one round; 'match': each is a whole match to target_score")
     parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
                         help="a rules option, repeatable: e.g. --rule uno_penalty=4 --rule wd4_bluffing=false (values: ints, true/false, strings)")
+    parser.add_argument("--rules", metavar="JSON", help='the same options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
     parser.add_argument("--no-mixed", action="store_true", help="skip the mixed table")
     parser.add_argument("--out", metavar="DIR", help="write results.csv and results.json (and, with --plot, PNG pictures) here")
     parser.add_argument("--plot", action="store_true", help="with --out: draw the pairwise win-rate matrix and the ratings")
@@ -733,7 +706,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.record and not args.out:
         parser.error("--record needs --out DIR (the records go in DIR/records/)")
     try:
-        rules = parse_rules(args.rule)
+        rules = parse_rules(args.rule, args.rules)
         if args.episode is not None:
             if rules.get("episode", args.episode) != args.episode:
                 raise ValueError(f"--episode {args.episode} contradicts --rule episode={rules['episode']}")

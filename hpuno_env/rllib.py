@@ -27,12 +27,22 @@ env check needs, since it steps one unmasked random action; or ``"raise"``:
 ``ValueError``, nothing changes), ``scale_observations`` (default False;
 ``encoding.observation_scale``), ``seed``, and any rule option of ``RulesOptions``.
 
+Two of RLlib's log lines that say nothing a user can act on are dropped,
+in every process that imports this module (the env runners do): RLlib
+2.60's ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` itself,
+for every module including its own defaults, and warns about it; and
+``AlgorithmConfig`` announces that the new API stack, which ``ppo_config``
+uses on purpose, is the default (``QUIETED_MESSAGES``). Everything else RLlib
+and Ray log is left as it is.
+
 Rewards: whatever a seat is paid between two of its decisions (a round's end
 while another seat moves, ``reward="points"`` of a match) is handed to it with
 its next observation, so RLlib credits it to that seat's last action.
 """
 
 from __future__ import annotations
+
+import logging
 
 import zlib
 from typing import Any
@@ -63,6 +73,25 @@ from .aec_env import ILLEGAL_REWARD, raw_env
 from .cards import NUM_ACTIONS
 from .engine import VectorEngine
 from .vector_env import ObservationFormat, check_illegal_action, illegal_actions
+
+# (logger, a phrase of the message): RLlib log lines about RLlib's own code, dropped (module docstring)
+QUIETED_MESSAGES = (
+    ("ray._common.deprecation", "RLModule(config=[RLModuleConfig object])"),
+    ("ray.rllib.algorithms.algorithm_config", "on the new API stack! This is the new default behavior"),
+)
+
+
+class _DropMessage(logging.Filter):
+    def __init__(self, phrase: str):
+        super().__init__()
+        self.phrase = phrase
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.phrase not in record.getMessage()
+
+
+for _logger, _phrase in QUIETED_MESSAGES:
+    logging.getLogger(_logger).addFilter(_DropMessage(_phrase))
 
 SHARED_POLICY = "shared"
 LEARNER_POLICY = "learner"

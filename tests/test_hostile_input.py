@@ -617,3 +617,52 @@ def test_replay_streams_its_pictures(tmp_path, monkeypatch):
         main([path, "--gif", str(tmp_path / "second.gif"), "--png", str(tmp_path / "second"), "--max-frames", "12"])
     assert len(os.listdir(tmp_path / "second")) == 4
     assert not [name for name in os.listdir(tmp_path) if name.startswith(".second.gif") or name == "second.gif"]
+
+
+# ------------------------------------------------------------ 11. what a new user runs into
+
+
+def test_every_command_takes_rule_name_value_with_rules_json_as_its_alias(train_module, tmp_path, capsys):
+    from agents import tournament
+
+    args = train_module.parse_args(["--rule", "uno_penalty=4", "--rule", "wd4_bluffing=false", "--rules", '{"max_turns": 500}',
+                                    "--out", str(tmp_path / "new")])
+    assert args.rule == ("uno_penalty=4", "wd4_bluffing=false")
+    from agents._cli import rules_from_options
+
+    rules = rules_from_options(args.rule, args.rules)
+    assert (rules["uno_penalty"], rules["wd4_bluffing"], rules["max_turns"]) == (4, False, 500)
+    with pytest.raises(SystemExit):
+        train_module.parse_args(["--rule", "uno_penalty=4", "--rules", '{"uno_penalty": 3}', "--out", str(tmp_path / "new")])
+    assert "rules option 'uno_penalty' given twice" in capsys.readouterr().err
+    assert tournament.main(["random", "heuristic", "--rounds", "2", "--envs", "2", "--quiet", "--rules", '{"max_turns": 30}',
+                            "--rule", "uno_penalty=4", "--out", str(tmp_path / "t")]) == 0
+    assert json.loads((tmp_path / "t" / "results.json").read_text())["config"]["rules"]["max_turns"] == 30
+    record = tmp_path / "game.json"
+    result = run_with_stdin_closed(["-m", "agents.play", "--seed", "1", "--rule", "target_score=50", "--rules",
+                                    "'{\"uno_penalty\": 4}'", "--record", str(record)])
+    assert result.returncode == 0, result.stderr[-2000:]
+    options = load_record(record)["options"]
+    assert (options["target_score"], options["uno_penalty"]) == (50, 4)
+
+
+def test_train_rllib_help_without_ray_shows_the_options_and_a_run_says_how_to_install_it():
+    hide_ray = "import runpy\nsys.modules['ray'] = None  # import ray fails, as without the extra\nsys.argv = ['train_rllib.py', *sys.argv[1:]]\nrunpy.run_path('train_rllib.py', run_name='__main__')\n"
+    shown = run_bounded(hide_ray, "--help", memory=8 * 2**30, timeout=120)
+    assert shown.returncode == 0 and "--iterations" in shown.stdout and "--rule NAME=VALUE" in shown.stdout, shown.stderr[-2000:]
+    assert 'needs Ray RLlib, which is not installed: pip install -e ".[rllib]"' in shown.stdout
+    run = run_bounded(hide_ray, "--iterations", "1", memory=8 * 2**30, timeout=120)
+    assert run.returncode == 2 and "needs Ray RLlib" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_local_rllib_run_prints_none_of_the_noise_that_is_ours_to_silence(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "train_rllib.py", "--iterations", "1", "--runners", "1", "--games-per-runner", "8", "--train-batch", "256",
+         "--minibatch", "128", "--epochs", "1", "--eval-rounds", "0", "--out", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    printed = result.stdout + result.stderr
+    assert "iter    1" in printed  # it ran (its runner's games too)
+    for noise in ("max_restarts", "RLModuleConfig object", "This is the new default behavior"):
+        assert noise not in printed, noise
