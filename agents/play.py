@@ -18,8 +18,11 @@ answers are explained and asked again. What everybody does is told as it
 happens (a card someone else draws stays hidden), and the scores after each
 round. When the match ends, on ``q`` or at the end of the input, the game
 record (``hpuno_env.records``) is saved to ``--record`` (by default
-``hpuno-game-<date>-<time>.json`` here): ``python -m hpuno_env.replay FILE``
-shows it again.
+``runs/games/hpuno-game-<date>-<time>.json`` under the current folder,
+``RECORD_FOLDER``; ``runs/`` is in the project's ``.gitignore``, so games
+played in a checkout are not committed by accident): ``python -m
+hpuno_env.replay FILE`` shows it again. A closed or exhausted stdin counts as
+the end of the input.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from . import load
 from ._cli import parse_rules
 
 HUMAN = "human"
+RECORD_FOLDER = os.path.join("runs", "games")  # the default --record's folder (module docstring)
 QUIT_WORDS = ("q", "quit", "exit")
 
 
@@ -64,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a rules option, repeatable, e.g. --rule target_score=100 --rule uno_penalty=4 "
                         "(default episode=match: a whole match)")
     parser.add_argument("--rules", metavar="JSON", help='the same options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
-    parser.add_argument("--record", metavar="PATH", help="where to save the game record (default hpuno-game-<date>-<time>.json)")
+    parser.add_argument("--record", metavar="PATH",
+                        help=f"where to save the game record (default {RECORD_FOLDER}/hpuno-game-<date>-<time>.json)")
     return parser
 
 
@@ -117,6 +122,9 @@ class Table:
         self.seed = seed
         self.recorder = Recorder(engine, seed=seed, players=names)
         self._action = np.zeros(1, np.int64)
+        # (seat, owner) -> (the hand a challenge showed seat, the round and decision when): a shown hand is a
+        # snapshot, and cards played since must not look as if they were still held
+        self.reveals: dict[tuple[int, int], tuple[np.ndarray, int, int]] = {}
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -138,6 +146,7 @@ class Table:
         ``options`` go to the engine's ``reset`` (a stacked ``"deck"``, a ``"dealer"``)."""
         self.engine.reset(seed=self.seed, options=options)
         self.recorder.after_reset()
+        self.note_reveals()
         self.say("Seats: " + ", ".join(self.who(seat) for seat in range(len(self.names))))
         options = self.engine.options
         goal = f"a match to {options.target_score} points" if options.episode == "match" else "one round"
@@ -154,6 +163,7 @@ class Table:
             self._action[0] = action
             self.engine.step(self._action)
             self.recorder.after_step(self._action)
+            self.note_reveals()
             self.narrate()
         return "over"
 
@@ -228,15 +238,29 @@ class Table:
                 return None
             self.say(problem)
 
+    def note_reveals(self) -> None:
+        """Remember when each hand a challenge shows was shown (the engine keeps the cards, not the moment)."""
+        state = self.engine.state
+        seen = state.revealed_seen[0]
+        for key in [key for key in self.reveals if not seen[key]]:  # a new round forgets what was shown
+            del self.reveals[key]
+        for seat, owner in zip(*np.nonzero(seen)):
+            key, cards = (int(seat), int(owner)), state.revealed[0, seat, owner].copy()
+            if key not in self.reveals or not np.array_equal(self.reveals[key][0], cards):
+                self.reveals[key] = (cards, int(state.round_number[0]), int(state.turns[0]))
+
     def revealed_hands(self, seat: int) -> list[str]:
-        """Hands a challenge showed seat this round (as they were when shown)."""
+        """Hands a challenge showed seat this round, as they were when shown, saying when and how many cards
+        that player holds now (it may have played some of them since)."""
         state = self.engine.state
         lines = []
         for owner in range(len(self.names)):
             if owner != seat and state.revealed_seen[0, seat, owner]:
-                cards = np.repeat(np.arange(len(CARD_LABELS)), state.revealed[0, seat, owner])
-                shown = " ".join(CARD_LABELS[c] for c in cards)
-                lines.append(f"{self.agents[owner]}'s hand, shown to you by your challenge: {shown}")
+                cards, round_number, decision = self.reveals.get((seat, owner), (state.revealed[0, seat, owner], 0, 0))
+                shown = " ".join(CARD_LABELS[c] for c in np.repeat(np.arange(len(CARD_LABELS)), cards))
+                held = int(state.hands[0, owner].sum())
+                lines.append(f"{self.agents[owner]}'s hand, shown to you by your challenge: {shown} (as it was at decision "
+                             f"{decision} of round {round_number}; {self.agents[owner]} holds {held} cards now)")
         return lines
 
     def phase_hint(self, seat: int, phase: str) -> str:
@@ -313,7 +337,7 @@ def main(argv=None) -> int:
         engine = VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
-    path = args.record or time.strftime("hpuno-game-%Y%m%d-%H%M%S.json")
+    path = args.record or os.path.join(RECORD_FOLDER, time.strftime("hpuno-game-%Y%m%d-%H%M%S.json"))
     problem = file_problem(path)
     if problem is None and os.path.exists(path):
         problem = f"{path} already exists (a record is never overwritten: give another path)"

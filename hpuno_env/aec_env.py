@@ -7,7 +7,7 @@
 | Parallel API | No |
 | Manual control | No |
 | Agents | ``player_0`` .. ``player_{n-1}``, 2 <= n <= 10 |
-| Action shape | (1,) |
+| Action shape | () (one int: ``Discrete(75)``) |
 | Action values | 0 .. 74 (``hpuno_env.ACTION_LABELS``) |
 | Observation shape | ``{"observation": (obs_size,) int8, "action_mask": (75,) int8}`` |
 | Observation values | 0 .. 127 |
@@ -106,10 +106,22 @@ ILLEGAL_REWARD = -1.0
 
 
 def env(num_players: int = 4, render_mode: str | None = None, **rule_options) -> AECEnv:
-    """The environment wrapped as PettingZoo's classic games are: an illegal move ends the game
-    with -1 for its player, an action outside the space fails an assertion, calls out of order
-    fail as ``OrderEnforcingWrapper`` makes them. One fused wrapper (``wrappers.FusedClassicWrapper``)
-    does what PettingZoo's three stock wrappers do, at a fraction of their cost."""
+    """The Harry Potter UNO PettingZoo AEC environment, wrapped as PettingZoo's classic games are.
+
+    An illegal move ends the game with -1 for its player, an action outside the space fails an
+    assertion, calls out of order fail as ``OrderEnforcingWrapper`` makes them. One fused wrapper
+    (``wrappers.FusedClassicWrapper``) does what PettingZoo's three stock wrappers do, at a fraction
+    of their cost. ``raw_env`` is the same environment unwrapped.
+
+    Args:
+        num_players: seats, 2..10 (agents ``player_0`` .. ``player_{n-1}``).
+        render_mode: None, ``"ansi"`` or ``"rgb_array"``.
+        **rule_options: the rules options (``hpuno_env.RulesOptions``), e.g. ``uno_penalty=4``.
+
+    The environment's documentation (observations, actions, rewards, rules options, rendering):
+    ``help(hpuno_env.aec_env)``, and the environment page of the project's documentation,
+    docs/environment.md.
+    """
     return FusedClassicWrapper(raw_env(num_players=num_players, render_mode=render_mode, **rule_options), illegal_reward=ILLEGAL_REWARD)
 
 

@@ -14,6 +14,7 @@ import os
 import struct
 import subprocess
 import sys
+import re
 import textwrap
 
 import numpy as np
@@ -666,3 +667,69 @@ def test_a_local_rllib_run_prints_none_of_the_noise_that_is_ours_to_silence(tmp_
     assert "iter    1" in printed  # it ran (its runner's games too)
     for noise in ("max_restarts", "RLModuleConfig object", "This is the new default behavior"):
         assert noise not in printed, noise
+
+
+def test_a_hand_a_challenge_showed_says_when_it_was_shown_and_what_is_held_now():
+    import io
+
+    from agents.play import HUMAN, Table
+    from hpuno_env import ACTION_LABELS, VectorEngine
+    from hpuno_env.scenarios import stacked_deck
+
+    class Bluffer:  # a Wild Draw Four whenever it can, blue, else its first legal action
+        def act(self, observations, masks):
+            for label in ("play:wild_draw4", "color:blue"):
+                if masks[0][ACTION_LABELS.index(label)]:
+                    return np.array([ACTION_LABELS.index(label)])
+            return np.array([int(np.flatnonzero(masks[0])[0])])
+
+    hands = [["yellow:1", "yellow:2", "yellow:3", "green:4", "green:5", "blue:6", "blue:7"],
+             ["wild_draw4", "red:3", "red:8", "green:1", "green:2", "yellow:9", "blue:9"]]
+    engine = VectorEngine(1, 2, seed=0, auto_reset=False, episode="match")
+    answers = iter(["challenge", "1", "1", "1", "1", "q"])
+    out = io.StringIO()
+    table = Table([HUMAN, "bluffer"], engine, {1: Bluffer()}, seed=0, out=out, ask=lambda prompt: next(answers))
+    table.play(options={"deck": stacked_deck(2, dealer=0, hands=hands, starter="red:5"), "dealer": 0})
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("player_1's hand, shown to you")]
+    assert len(lines) >= 2  # shown again at the later prompts
+    shown_at = {line.split(" (as it was at ")[1].split(";")[0] for line in lines}
+    assert len(shown_at) == 1  # the moment it was shown, not the moment it is read
+    held = [int(line.split("holds ")[1].split(" cards")[0]) for line in lines]
+    assert held[0] == 6 + 4 and held[-1] != held[0]  # the penalty drawn after the challenge, then cards played since
+
+
+def test_play_saves_its_record_in_a_documented_folder_that_git_ignores(tmp_path, monkeypatch, capsys):
+    import io
+
+    from agents import play
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # the person leaves at once
+    assert play.main(["--opponents", "random", "--seed", "2"]) == 0
+    saved = os.listdir(tmp_path / "runs" / "games")
+    assert len(saved) == 1 and saved[0].startswith("hpuno-game-") and "runs/games/hpuno-game-" in capsys.readouterr().out
+    assert "runs/games/hpuno-game-" in play.__doc__
+    ignored = subprocess.run(["git", "check-ignore", "-q", os.path.join("runs", "games", saved[0])], cwd=ROOT)
+    assert ignored.returncode == 0  # a game played in a checkout is not committed by accident
+
+
+def test_help_of_the_env_leads_to_its_documentation_and_states_its_action_shape():
+    import pydoc
+
+    import hpuno_env.aec_env
+
+    text = pydoc.render_doc(hpuno_env.env, renderer=pydoc.plaintext)
+    assert "docs/environment.md" in text and "help(hpuno_env.aec_env)" in text and "num_players" in text
+    env = hpuno_env.raw_env(num_players=2)
+    assert env.action_space("player_0").shape == ()
+    shape_line = next(line for line in hpuno_env.aec_env.__doc__.splitlines() if line.startswith("| Action shape"))
+    assert "| () " in shape_line and "(1,)" not in shape_line
+
+
+def test_the_progress_bar_ends_at_the_step_the_run_ends(tmp_path):
+    arguments = [argument for argument in TINY_TRAIN if argument != "--no-progress"]
+    result = train_command("--timesteps", "300", "--progress", "--out", str(tmp_path / "run"), *arguments)
+    counts = re.findall(r"(\d+)/(\d+) \[", result.stderr)
+    assert counts, result.stderr[-1000:]
+    done, total = map(int, counts[-1])
+    assert done == total == 512  # one whole rollout of 16 games x 32 steps: not 512/300
