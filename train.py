@@ -60,7 +60,7 @@ from tqdm import tqdm
 
 import agents
 import hpuno_env
-from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options
+from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options, rules_problem
 from agents.critic import HandsCriticPolicy, actor_inputs, needs_widening, widened
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
@@ -218,10 +218,9 @@ def check_args(args: Args) -> str | None:
         layer_sizes(args.net_arch)
     except ValueError as error:
         return f"--net-arch {error}"
-    try:
-        rules_from_options(args.rule, args.rules)
-    except (ValueError, TypeError) as error:
-        return f"--rules: {error}" if "JSON" in str(error) else f"--rule: {error}"
+    problem = rules_problem(args.rule, args.rules)
+    if problem:
+        return problem
     try:
         mixture = opponent_mixture(args.opponent)
     except ValueError as error:

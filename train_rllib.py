@@ -43,7 +43,7 @@ except ImportError:  # the optional extra: --help still shows the options, and a
     ray = None
 
 import agents
-from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options
+from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options, rules_problem
 from agents.evaluate import win_rate
 from hpuno_env._checks import SEED_LIMIT
 from hpuno_env._output import folder_problem
@@ -173,10 +173,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
     problem = folder_problem(args.out)
     if problem:  # found now, not after the iterations
         parser.error(f"--out: {problem}")
-    try:
-        rules_from_options(args.rule, args.rules)
-    except (ValueError, TypeError) as error:
-        parser.error(f"--rules: {error}" if "JSON" in str(error) else f"--rule: {error}")
+    problem = rules_problem(args.rule, args.rules)
+    if problem:
+        parser.error(problem)
     try:
         layer_sizes(args.hidden)
     except ValueError as error:

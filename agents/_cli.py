@@ -150,6 +150,16 @@ def parse_rules(texts: Sequence[str], rules_json: str | None = None) -> dict:
     return options
 
 
+def rules_problem(texts: Sequence[str], rules_json: str) -> str | None:
+    """What is wrong with ``--rule`` / ``--rules``, prefixed with the option(s) at fault, or None."""
+    try:
+        rules_from_options(texts, rules_json)
+    except (ValueError, TypeError) as error:
+        flag = "--rules" if not texts else "--rule" if rules_json.strip() == "{}" else "--rule/--rules"
+        return f"{flag}: {error}"
+    return None
+
+
 def rules_from_options(texts: Sequence[str], rules_json: str) -> dict:
     """``--rule NAME=VALUE`` options and the ``--rules`` JSON as a full, checked ``RulesOptions`` dict."""
     return RulesOptions.from_kwargs(**parse_rules(texts, rules_json)).as_dict()
