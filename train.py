@@ -714,8 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     warm_start_seconds = 0.0
     if args.warm_start != "none" and not args.resume:
         started = time.perf_counter()
-        print(f"warm start: fitting {args.warm_start}'s decisions ({args.warm_start_decisions}, {args.warm_start_epochs} epochs)", flush=True)
         try:
+            print(f"warm start: fitting {args.warm_start}'s decisions ({args.warm_start_decisions}, {args.warm_start_epochs} epochs)", flush=True)
             report = warm_start(model, agents.load(args.warm_start, num_players=args.players, seed=args.seed + 11), args.players,
                                 decisions=args.warm_start_decisions, epochs=args.warm_start_epochs,
                                 scale_observations=args.scale_observations, seed=args.seed + 12, **rules)

@@ -723,12 +723,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ValueError(f"--record must be a non-negative int, got {args.record}")
         check_seed(args.seed, "--seed")
         labels, policies = load_agents(args.agents, args.players, args.seed)
-        check_size(len(labels), args.players, args.rounds, not args.no_mixed)
     except (ValueError, TypeError) as error:
         parser.error(str(error))
     problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
     if problem:  # found now, not after the games
         parser.error(f"--out: {problem}")
+    try:
+        check_size(len(labels), args.players, args.rounds, not args.no_mixed)
+    except ValueError as error:
+        parser.error(str(error))
     progress = not args.quiet and sys.stderr.isatty()
     status = 0
     try:

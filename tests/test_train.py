@@ -300,7 +300,9 @@ def test_a_new_run_where_a_checkpoint_is_is_refused_unless_overwrite(tmp_path, c
         train.parse_args(["--out", str(tmp_path), "--resume", "--overwrite"])
     assert exit_.value.code == 2 and "contradict" in capsys.readouterr().err
     assert train.parse_args(["--out", str(tmp_path), "--overwrite"]).overwrite
-    assert train.parse_args(["--out", str(tmp_path), "--resume"]).resume
+    with pytest.raises(SystemExit) as exit_:  # not a zip: a resume is refused before anything is written
+        train.parse_args(["--out", str(tmp_path), "--resume"])
+    assert exit_.value.code == 2 and f"cannot read the checkpoint {checkpoint}" in capsys.readouterr().err
     assert os.listdir(tmp_path) == ["checkpoint.zip"] and checkpoint.read_bytes() == b"an earlier run"  # nothing written
 
 
