@@ -6,8 +6,9 @@ a command, and a malformed one must say what is wrong in one line:
 - ``read_regular_file`` / ``open_regular_file`` refuse what is not a regular
   file (a FIFO would block forever, ``/dev/zero`` never ends; a symlink counts
   as what it points to) and never read more than a bound;
-- ``parse_json`` bounds the nesting depth before parsing (so no
-  ``RecursionError``), refuses NaN / Infinity and integers of more than
+- ``parse_json`` refuses nesting deeper than the parser can follow (Python's
+  recursion limit, about 1,000 levels: a ``ValueError`` saying how deep, never
+  a ``RecursionError``), NaN / Infinity and integers of more than
   ``MAX_INT_DIGITS`` digits, naming the field they are in, and turns every
   failure into a ``ValueError`` that names the source;
 - ``read_json_file`` is the two together.
@@ -16,13 +17,14 @@ a command, and a malformed one must say what is wrong in one line:
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
+import sys
 
 import numpy as np
 
-MAX_JSON_DEPTH = 100  # records nest 4 deep, agent metadata about 8: anything near this is not ours
 MAX_INT_DIGITS = 40  # a seed or generator word has at most 20 digits
 MAX_JSON_BYTES = 64 * 2**20  # a long match's record is a few MB
 
@@ -105,49 +107,49 @@ def json_depth(data: bytes) -> int:
     return int(np.cumsum(steps).max())
 
 
-def parse_json(text: str | bytes, source: str, max_depth: int = MAX_JSON_DEPTH):
+def parse_json(text: str | bytes, source: str):
     """The JSON document in ``text``, or a ValueError that names ``source`` and, where it can, the field.
 
-    Refused: text that is not UTF-8 or not JSON, nesting deeper than ``max_depth``, NaN and Infinity,
-    numbers too large for a float, integers of more than ``MAX_INT_DIGITS`` digits."""
+    Refused: text that is not UTF-8 or not JSON, nesting deeper than the parser can follow, NaN and
+    Infinity, numbers too large for a float, integers of more than ``MAX_INT_DIGITS`` digits. The hooks
+    below mark a refused value; the document is searched for its field only when one was marked."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-    depth = json_depth(data)
-    if depth > max_depth:
-        raise JSONInputError(source, f"JSON nested {depth} levels deep, more than the {max_depth} allowed")
+    refused = []
+
+    def refuse(reason: str) -> _Refused:
+        refused.append(reason)
+        return _Refused(reason)
+
     try:
         document = json.loads(
             data,
-            parse_int=_parse_int,
-            parse_float=_parse_float,
-            parse_constant=lambda name: _Refused(f"is {name}, which is not a number JSON allows"),
+            parse_int=lambda digits: _bounded_int(digits, refuse),
+            parse_float=lambda text: _finite_float(text, refuse),
+            parse_constant=lambda name: refuse(f"is {name}, which is not a number JSON allows"),
         )
-    except RecursionError:  # the depth check above should make this unreachable
-        raise JSONInputError(source, "JSON nested too deeply") from None
+    except RecursionError:  # the C scanner stops at the recursion limit: how deep was it?
+        raise JSONInputError(source, f"JSON nested {json_depth(data)} levels deep, deeper than it can be read "
+                                     f"(about {sys.getrecursionlimit()} levels)") from None
     except UnicodeDecodeError as error:
         raise JSONInputError(source, f"not UTF-8 text, so corrupt or not JSON ({error.reason} at byte {error.start})") from None
     except json.JSONDecodeError as error:
         raise JSONInputError(source, f"not valid JSON, truncated or corrupt ({error})") from None
     except ValueError as error:
         raise JSONInputError(source, f"not valid JSON ({str(error).splitlines()[0][:200]})") from None
-    refused = _find_refused(document, "")
-    if refused is not None:
-        field, reason = refused
+    if refused:
+        field, reason = _find_refused(document, "")
         raise JSONInputError(source, f"{'field ' + repr(field) if field else 'the document'} {reason}")
     return document
 
 
-def _parse_int(digits: str):
-    count = len(digits.lstrip("-"))
-    if count > MAX_INT_DIGITS:
-        return _Refused(f"is an integer of {count} digits (at most {MAX_INT_DIGITS})")
-    return int(digits)
+def _bounded_int(digits: str, refuse):
+    count = len(digits) - digits.startswith("-")
+    return int(digits) if count <= MAX_INT_DIGITS else refuse(f"is an integer of {count} digits (at most {MAX_INT_DIGITS})")
 
 
-def _parse_float(text: str):
+def _finite_float(text: str, refuse):
     value = float(text)
-    if not np.isfinite(value):
-        return _Refused(f"is {text}, too large for a number")
-    return value
+    return value if math.isfinite(value) else refuse(f"is {text}, too large for a number")
 
 
 def _find_refused(value, field: str):

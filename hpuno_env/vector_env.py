@@ -258,9 +258,9 @@ class SeatBatch:
             self.broken = "step() was interrupted"
             raise
         with self._breaking_on_failure("step()"):
-            return self._finish_step(actions, forfeited, observations, masks, rewards_by_seat, terminated, truncated)
+            return self._finish_step(forfeited, observations, masks, rewards_by_seat, terminated, truncated)
 
-    def _finish_step(self, actions, forfeited, observations, masks, rewards_by_seat, terminated, truncated):
+    def _finish_step(self, forfeited, observations, masks, rewards_by_seat, terminated, truncated):
         rewards = self._carry + rewards_by_seat[self._rows, self.seats]
         rewards += self._play_opponents(observations, masks, terminated, truncated)
         if forfeited is not None:  # the learner is still to act there, so no opponent moved
