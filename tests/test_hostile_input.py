@@ -20,6 +20,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import agents
 import hpuno_env
 from hpuno_env._reading import parse_json
 from hpuno_env.records import load_record
@@ -117,13 +118,7 @@ def test_tensor_shapes_and_metadata_are_compared_before_building(tmp_path):
     header["action_net.bias"]["shape"] = [76]  # the header and metadata disagree
     path = write_safetensors(tmp_path / "disagree.safetensors", header, data)
     with pytest.raises(ValueError, match=r"disagree\.safetensors.*action_net\.bias.*\(76,\).*\(75,\)"):
-        hpuno_env_agents().load(path, num_players=2)
-
-
-def hpuno_env_agents():
-    import agents
-
-    return agents
+        agents.load(path, num_players=2)
 
 
 # ------------------------------------------------------------ 2. special files
@@ -189,7 +184,7 @@ def test_deeply_nested_json_is_a_value_error_naming_the_source_everywhere(tmp_pa
         rules_from_json(text)
     agent = crafted_agent(tmp_path, metadata_text='{"format": ' + deep(100000) + "}")
     with pytest.raises(ValueError, match=r"crafted\.safetensors.*nested 100001 levels deep"):
-        hpuno_env_agents().load(agent, num_players=2)
+        agents.load(agent, num_players=2)
     from hpuno_env.replay import main
 
     with pytest.raises(SystemExit) as exit_info:
@@ -256,7 +251,7 @@ def test_agent_metadata_of_the_wrong_type_names_the_field(tmp_path, changes, fie
         changes = {"input_size": float(network["input_size"])}
     path = crafted_agent(tmp_path, network_changes=changes)
     with pytest.raises(ValueError, match=rf"crafted\.safetensors.*network\.{field}") as error:
-        hpuno_env_agents().load(path, num_players=2)
+        agents.load(path, num_players=2)
     assert "\n" not in str(error.value) and len(str(error.value)) < 600
 
 
@@ -265,7 +260,7 @@ def test_agent_metadata_with_a_huge_integer_names_the_file_and_field(tmp_path):
     text = header["__metadata__"]["hpuno_agent"].replace('"format_version": 1', '"format_version": ' + "1" * 5000)
     path = crafted_agent(tmp_path, metadata_text=text)
     with pytest.raises(ValueError, match=r"crafted\.safetensors.*field 'format_version' is an integer of 5000 digits"):
-        hpuno_env_agents().load(path, num_players=2)
+        agents.load(path, num_players=2)
 
 
 # ------------------------------------------------------------ 4. an opponent that fails mid-step
