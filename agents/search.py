@@ -22,14 +22,16 @@ For each decision with more than one legal action:
    worlds the search mostly agrees, instead of playing noise.
 
 ``last_search`` holds the last decision's numbers (candidates, wins, the
-paired mean difference and its standard error) for inspection.
+paired mean difference and its standard error) for inspection. In a jump
+window (house rule ``jump_in``) it plays the blueprint's action: the view there
+does not say whose turn follows, so no worlds can be dealt from it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hpuno_env import VectorEngine
+from hpuno_env import VectorEngine, observation_layout
 from hpuno_env.options import RulesOptions
 
 from ._base import SeededAgent
@@ -71,6 +73,7 @@ class SearchAgent(SeededAgent):
         self.rollout = rollout
         self.gate = float(gate)
         self._view = VectorEngine(1, num_players, auto_reset=False, **self.rules)
+        self._jump_flag = observation_layout(num_players)["house_phase"].start + 1
         self._engines: dict[int, VectorEngine] = {}
         self.last_search: dict | None = None
         self.decisions = 0
@@ -93,6 +96,8 @@ class SearchAgent(SeededAgent):
         """The action for one position: ``default`` (the blueprint's) unless a candidate beats it clearly."""
         candidates = np.flatnonzero(mask)
         count, worlds = len(candidates), self.worlds
+        if observation[self._jump_flag]:  # a jump window's view does not say whose turn follows: no worlds
+            return default
         engine = self._engine(count * worlds)
         self._view.load_view(0, observation.astype(np.int8))
         first = np.arange(worlds)

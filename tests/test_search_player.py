@@ -45,6 +45,13 @@ def test_search_improves_a_weak_blueprint():
     assert player.changed > 0 and player.last_search["worlds"] == 16
 
 
+def test_search_plays_under_the_house_rules():
+    rules = {"stacking": "mixed", "jump_in": True, "seven_zero": True}
+    player = agents.load("search", 3, seed=0, worlds=4, rules=rules)
+    result = win_rate(player, agents.load("heuristic", 3, seed=1), num_players=3, rounds=12, seed=0, **rules)
+    assert result["rounds"] == 12 and player.decisions > 0
+
+
 def test_search_options_are_checked():
     with pytest.raises(ValueError, match="worlds"):
         agents.load("search", 2, worlds=1)
