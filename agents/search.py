@@ -55,6 +55,7 @@ class SearchAgent(SeededAgent):
 
     def __init__(self, num_players: int = 4, seed: int | None = None, blueprint: str = "heuristic", worlds: int = 64,
                  rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None):
+        self.blueprint = None  # loaded below, already seeded; SeededAgent.__init__ calls seed() before that
         super().__init__(num_players, seed)
         import agents
 
