@@ -37,7 +37,8 @@ class Recipe:
 
 
 _WARM_START = {"warm_start": "heuristic", "warm_start_decisions": 400_000, "warm_start_epochs": 5}
-_PPO = {"learning_rate": 3e-4, "n_steps": 64, "batch_size": 2048, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.8,
+# threads 0: PPO's update on every core (the rollout runs on one), docs/benchmarks.md
+_PPO = {"threads": 0, "learning_rate": 3e-4, "n_steps": 64, "batch_size": 2048, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.8,
         "net_arch": "256,256", "critic": "observation"}
 
 RECIPES = {

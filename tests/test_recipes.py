@@ -24,6 +24,7 @@ def test_the_champion_recipe_clones_the_heuristic_plays_it_then_anneals_against_
     assert annealed["learning_rate"] == 3e-4 and annealed["final_learning_rate"] == 0.0 and annealed["timesteps"] == 36_000_000
     assert annealed["final_rounds"] == 20_000 and not set(FIRST_STAGE_ONLY) & set(annealed)
     assert (warm["seed"], annealed["seed"]) == (0, 1)  # the second stage deals other games
+    assert warm["threads"] == annealed["threads"] == 0  # the update on every core
     four = stages_of(4, {"players": 4})
     assert [o["opponent"] for _, o in four] == ["heuristic", "heuristic=0.95,random-play=0.05"] and four[-1][1]["timesteps"] == 40_000_000
     assert recipe_for("champion", 6) == recipe_for("champion", 4)
@@ -60,7 +61,7 @@ def test_a_resumed_recipe_goes_on_with_the_stage_it_was_in():
 def test_a_tiny_champion_run_does_its_stages_in_one_command(tmp_path, capsys):
     out = tmp_path / "champion"
     argv = ["--recipe", "champion", "--timesteps", "3072", "--warm-start-decisions", "2000", "--warm-start-epochs", "1",
-            "--envs", "16", "--n-steps", "32", "--eval-every", "1024", "--eval-rounds", "10", "--final-rounds", "12",
+            "--envs", "16", "--n-steps", "32", "--threads", "1", "--eval-every", "1024", "--eval-rounds", "10", "--final-rounds", "12",
             "--rules", '{"max_turns": 500}', "--no-progress", "--out", str(out)]
     assert train.main(argv) == 0
     stdout = capsys.readouterr().out
@@ -72,6 +73,7 @@ def test_a_tiny_champion_run_does_its_stages_in_one_command(tmp_path, capsys):
     assert "--opponent heuristic " in first and "--warm-start heuristic" in first and "--resume" not in first
     assert "--opponent heuristic=0.85,random-play=0.15" in second and "--resume" in second and "--final-learning-rate 0.0" in second
     assert config["recipe"]["name"] == "champion" and config["recipe"]["stage"] == 2 and config["rules_options"]["max_turns"] == 500
+    assert config["update_threads"] == 1  # given: it replaces the recipe's (every core)
     with open(out / "losses.csv", newline="") as file:
         losses = list(csv.DictReader(file))
     # 512 steps a rollout: the first stage (to 3072 / 6) is one at a constant step, the second anneals it to 0 at 3072
