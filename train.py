@@ -7,9 +7,8 @@ The training script itself is ``agents/train.py``, installed with the package as
 import os
 import sys
 
-# OpenMP reads its wait policy once, when torch loads. Sleeping threads (PASSIVE) let a second update thread
-# (--threads 2) pay on a machine whose cores other jobs share, where spinning ones wait on each other several
-# times slower than one thread (docs/benchmarks.md); one thread is unaffected.
+# OpenMP reads its wait policy once, when torch loads: with spinning threads (its default), two update threads
+# (--threads 2) ran 6-8 times slower than one on a machine shared with other jobs (docs/benchmarks.md).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from agents.train import *  # noqa: F403  (Args, parse_args, main, ...: what a caller of train.py reaches for)

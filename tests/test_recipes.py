@@ -89,3 +89,12 @@ def test_a_tiny_champion_run_does_its_stages_in_one_command(tmp_path, capsys):
     training = agent.describe()["training"]
     assert training["timesteps"] == 3072 and training["commands"] == config["commands"]
     assert training["config"]["recipe"]["wall_seconds"] > 0 and training["config"]["recipe"]["command"].startswith("python train.py --recipe champion")
+
+    # --resume goes on with the stage the checkpoint is in: here the last, to a longer --timesteps
+    assert train.main([*argv, "--resume", "--timesteps", "4096"]) == 0
+    stdout = capsys.readouterr().out
+    assert "stage 1 of 2" not in stdout and "stage 2 of 2" in stdout and "resumed from" in stdout
+    commands = json.loads((out / "config.json").read_text())["commands"]
+    assert len(commands) == 3 and "--timesteps 4096" in commands[2] and "--resume" in commands[2]
+    with open(out / "losses.csv", newline="") as file:
+        assert [int(row["timesteps"]) for row in csv.DictReader(file)][-2:] == [3584, 4096]
