@@ -10,6 +10,8 @@
     python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
     python train.py --out runs/ppo --resume --critic hands   # continue with a critic that also sees the others' hands
     python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
+    python train.py --recipe champion --players 2    # a strong agent from scratch in stages (agents/recipes.py, about an hour)
+    python train.py --device cuda --threads 0        # the network on the GPU; or PPO's update on every CPU core
     python train.py --help                           # every option and its default
 
 Reads top to bottom: options (the ``Args`` dataclass), the output folder and
@@ -80,10 +82,9 @@ DEVICES = ("auto", "cpu", "cuda")  # --device
 class Args:
     # ---- the game and the run
     players: int = option(2, "seats per game (2..10)")
-    recipe: str = option("none", "champion: train a strong agent from scratch in one command (agents/recipes.py: a warm start, "
-                                 "PPO against the heuristic, then annealed against a mixture, 36M steps with 2 players, 40M "
-                                 "with more); options given replace the recipe's (docs/training.md). none: this command's "
-                                 "options only")
+    recipe: str = option("none", "champion: train a strong agent from scratch in one command, in stages (agents/recipes.py: "
+                                 "a warm start, PPO against the heuristic, then annealed against a mixture); the options given "
+                                 "replace the recipe's (docs/training.md). none: this command's options only")
     timesteps: int = option(300_000, "learner decisions to train for in all, rounded up to whole rollouts; a resumed run counts its checkpoint's")
     envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
     opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
