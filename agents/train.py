@@ -10,7 +10,7 @@
     python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
     python train.py --out runs/ppo --resume --critic hands   # continue with a critic that also sees the others' hands
     python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
-    python train.py --recipe champion --players 2    # a strong agent from scratch in stages (agents/recipes.py, about an hour)
+    python train.py --recipe champion --players 2    # a strong agent from scratch, in stages (agents/recipes.py)
     python train.py --device cuda --threads 0        # the network on the GPU; or PPO's update on every CPU core
     python train.py --help                           # every option and its default
 
