@@ -4,7 +4,12 @@ The training script itself is ``agents/train.py``, installed with the package as
 (also ``python -m agents.train``); this file runs it from a checkout, as the README's commands do.
 """
 
+import os
 import sys
+
+# OpenMP reads its wait policy once, when torch loads: with spinning threads (its default), two update threads
+# (--threads 2) ran 6-8 times slower than one on a machine shared with other jobs (docs/benchmarks.md).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from agents.train import *  # noqa: F403  (Args, parse_args, main, ...: what a caller of train.py reaches for)
 from agents.train import main

@@ -131,6 +131,7 @@ def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observ
         raise ValueError("demonstrations must be a non-empty Demonstrations (from collect)")
     observation_format = _observation_format(model, num_players, scale_observations)
     policy = model.policy
+    device = policy.device  # the demonstrations stay in host memory; each minibatch goes to the model's device
     policy.set_training_mode(True)
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
     generator = torch.Generator().manual_seed(seed)
@@ -142,15 +143,16 @@ def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observ
         loss_sum = correct = 0.0
         for start in range(0, len(order), batch_size):
             batch = order[start:start + batch_size]
-            observations = torch.as_tensor(observation_format(demonstrations.observations[batch.numpy()]))
-            logits, values = _logits_and_values(policy, observations, masks[batch])
-            loss = (torch.nn.functional.cross_entropy(logits, actions[batch])
-                    + value_coef * torch.nn.functional.mse_loss(values, returns[batch]))
+            observations = torch.as_tensor(observation_format(demonstrations.observations[batch.numpy()]), device=device)
+            batch_actions = actions[batch].to(device)
+            logits, values = _logits_and_values(policy, observations, masks[batch].to(device))
+            loss = (torch.nn.functional.cross_entropy(logits, batch_actions)
+                    + value_coef * torch.nn.functional.mse_loss(values, returns[batch].to(device)))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             loss_sum += float(loss.detach()) * len(batch)
-            correct += float((logits.argmax(1) == actions[batch]).sum())
+            correct += float((logits.argmax(1) == batch_actions).sum())
         history.append({"epoch": epoch + 1, "loss": loss_sum / len(actions), "agreement": correct / len(actions)})
     policy.set_training_mode(False)
     return history
@@ -164,9 +166,10 @@ def agreement(model, demonstrations: Demonstrations, num_players: int, *, scale_
     with torch.no_grad():
         for start in range(0, len(demonstrations), batch_size):
             rows = slice(start, start + batch_size)
-            observations = torch.as_tensor(observation_format(demonstrations.observations[rows]))
-            logits, _ = _logits_and_values(model.policy, observations, torch.as_tensor(demonstrations.masks[rows]))
-            same += int((logits.argmax(1).numpy() == demonstrations.actions[rows]).sum())
+            device = model.policy.device
+            observations = torch.as_tensor(observation_format(demonstrations.observations[rows]), device=device)
+            logits, _ = _logits_and_values(model.policy, observations, torch.as_tensor(demonstrations.masks[rows], device=device))
+            same += int((logits.argmax(1).cpu().numpy() == demonstrations.actions[rows]).sum())
     return same / max(len(demonstrations), 1)
 
 

@@ -10,6 +10,8 @@
     python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
     python train.py --out runs/ppo --resume --critic hands   # continue with a critic that also sees the others' hands
     python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
+    python train.py --recipe champion --players 2    # a strong agent from scratch, in stages (agents/recipes.py)
+    python train.py --device cuda --threads 0        # the network on the GPU; or PPO's update on every CPU core
     python train.py --help                           # every option and its default
 
 Reads top to bottom: options (the ``Args`` dataclass), the output folder and
@@ -65,6 +67,7 @@ from agents.critic import HandsCriticPolicy, actor_inputs, needs_widening, widen
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture, check_weights
+from agents.recipes import RECIPES, command_line, recipe_for, stage_options
 from agents.trained import TrainedAgent, export
 from hpuno_env import HPUnoVecEnv
 from hpuno_env._checks import SEED_LIMIT
@@ -76,12 +79,16 @@ FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.loa
 OPPONENT_CHOICES = (*FIXED_OPPONENTS, "self", "league")
 CURVE_OPPONENTS = ("heuristic", "random-play")  # the learning curve's fixed yardsticks
 CRITICS = ("observation", "hands")  # --critic
+DEVICES = ("auto", "cpu", "cuda")  # --device
 
 
 @dataclass
 class Args:
     # ---- the game and the run
     players: int = option(2, "seats per game (2..10)")
+    recipe: str = option("none", "champion: train a strong agent from scratch in one command, in stages (agents/recipes.py: "
+                                 "a warm start, PPO against the heuristic, then annealed against a mixture); the options given "
+                                 "replace the recipe's (docs/training.md). none: this command's options only")
     timesteps: int = option(300_000, "learner decisions to train for in all, rounded up to whole rollouts; a resumed run counts its checkpoint's")
     envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
     opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
@@ -127,7 +134,12 @@ class Args:
                                         "other seats' hidden hands: agents/critic.py; the actor, and so the agent, still plays "
                                         "from its observation alone). A resumed observation run can switch to hands")
     scale_observations: bool = option(True, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
-    threads: int = option(1, "torch threads (the engine is single-threaded; more threads rarely help small networks)")
+    threads: int = option(1, "torch threads in PPO's update and the warm start's fit (0: one per core this process may use); "
+                             "the rollout and the evaluations always use one (their batches are small, and the engine is "
+                             "single-threaded). Measured in docs/benchmarks.md; a resumed run takes this command's")
+    device: str = option("auto", "where the network learns and, in the rollout, acts: auto (cuda when torch.cuda.is_available(), "
+                                 "else cpu), cpu or cuda (an error without a CUDA device). The agent file is the same either "
+                                 "way (CPU float32 tensors); a resumed run takes this command's, not the run's")
     # ---- checkpoints and evaluation
     checkpoint_every: int = option(50_000, "learner steps between atomic checkpoints")
     eval_every: int = option(100_000, "learner steps between evaluations against heuristic and random-play (0: only at the end)")
@@ -174,8 +186,8 @@ def resume_options(args: Args, given: set[str]) -> str | None:
         return None  # no readable config.json (a checkpoint from elsewhere): the command line as given
     if "critic" in given and args.critic == "observation" and earlier.get("critic") == "hands":
         return f"--critic observation: the checkpoint in {args.out} has a hands critic, which a resumed run keeps"
-    # --progress is about this terminal, not the run
-    return inherit_options(args, earlier, given, FIXED_BY_CHECKPOINT, {"resume", "overwrite", "out", "progress"}, args.out)
+    # --progress, --device and --threads are about this terminal and machine, not the run
+    return inherit_options(args, earlier, given, FIXED_BY_CHECKPOINT, {"resume", "overwrite", "out", "progress", "device", "threads"}, args.out)
 
 
 def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -> dict:
@@ -188,7 +200,7 @@ def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -
 
 def check_args(args: Args) -> str | None:
     """What is wrong with the options, or None."""
-    positive = ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "threads", "checkpoint_every", "eval_rounds",
+    positive = ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "checkpoint_every", "eval_rounds",
                 "final_rounds", "league_rounds", "warm_start_decisions", "warm_start_epochs")
     for name in positive:
         if getattr(args, name) < 1:
@@ -197,8 +209,9 @@ def check_args(args: Args) -> str | None:
         value = getattr(args, spec.name)
         if isinstance(value, float) and not math.isfinite(value):
             return f"--{spec.name.replace('_', '-')} must be a finite number, got {value}"
-    if args.eval_every < 0:
-        return f"--eval-every must be >= 0, got {args.eval_every}"
+    for name in ("eval_every", "threads"):
+        if getattr(args, name) < 0:
+            return f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}"
     if not 0 <= args.seed < SEED_LIMIT:  # numpy's (and so SB3's) seeding takes seeds below 2**32
         return f"--seed must be in [0, 2**32), got {args.seed}"
     try:
@@ -228,6 +241,12 @@ def check_args(args: Args) -> str | None:
     if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in agents.available() and not os.path.isfile(args.opponent):
         return (f"--opponent must be a player {agents.available()}, self, league, an agent file "
                 f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
+    if args.recipe != "none" and args.recipe not in RECIPES:
+        return f"--recipe must be none or one of {', '.join(RECIPES)}, got {args.recipe!r}"
+    if args.device not in DEVICES:
+        return f"--device must be one of {', '.join(DEVICES)}, got {args.device!r}"
+    if args.device == "cuda" and not torch.cuda.is_available():
+        return f"--device cuda: no CUDA device here (torch.cuda.is_available() is False with torch {torch.__version__}); use --device cpu or auto"
     if args.critic not in CRITICS:
         return f"--critic must be one of {', '.join(CRITICS)}, got {args.critic!r}"
     if args.critic == "hands" and args.warm_start != "none" and not args.resume:
@@ -240,7 +259,7 @@ def check_args(args: Args) -> str | None:
     if args.hold_out == args.opponent or args.hold_out in (mixture or {}):
         where = "in the --opponent mixture" if mixture else "also the --opponent"
         return f"--hold-out {args.hold_out} is {where}: hold out another player, or none"
-    if args.hold_out == args.warm_start:
+    if args.hold_out != "none" and args.hold_out == args.warm_start:
         return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
     for flag, name in (*(("--opponent", name) for name in (mixture or {args.opponent: 1})), ("--warm-start", args.warm_start)):
         if name not in ("self", "league", "none"):
@@ -289,6 +308,18 @@ def opponent_mixture(opponent: str) -> dict | None:
             raise ValueError(f"the weight of {name!r} must be a number, got {weight!r}") from None
     check_weights(weights)
     return weights
+
+
+def training_device(name: str) -> str:
+    """--device as a torch device: auto is cuda when there is one, else cpu."""
+    return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+
+
+def update_threads(threads: int) -> int:
+    """--threads as a count: 0 is one per core this process may run on."""
+    if threads:
+        return threads
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def learning_rate(args: Args):
@@ -487,6 +518,7 @@ class Training(BaseCallback):
         # seconds spent in this process: rollouts (of which stepping the games), updates, evaluations
         self.rollout_seconds = self.env_seconds = self.update_seconds = self.eval_seconds = 0.0
         self.steps_trained = 0
+        self.update_threads = update_threads(args.threads)
         self._phase, self._phase_started, self._env_at_start, self._eval_at_start, self._steps_at_start = None, 0.0, 0.0, 0.0, 0
         self._rollout, self._env = 0.0, 0.0
 
@@ -500,6 +532,7 @@ class Training(BaseCallback):
         tqdm.write("\nCtrl-C: stopping after this step and saving a checkpoint (Ctrl-C again aborts without saving)")
 
     def _on_training_start(self) -> None:
+        torch.set_num_threads(1)  # rollouts and evaluations; the update gets --threads (_on_rollout_end)
         self.next_checkpoint = self.num_timesteps + self.args.checkpoint_every
         every = self.args.eval_every
         self.next_evaluation = (self.num_timesteps // every + 1) * every if every else None
@@ -513,6 +546,7 @@ class Training(BaseCallback):
 
     # ---- timing: a PPO iteration is a rollout (env + policy) then an update
     def _on_rollout_start(self) -> None:
+        torch.set_num_threads(1)
         now = time.perf_counter()
         if self._phase == "update":
             self._end_iteration(now)
@@ -524,6 +558,7 @@ class Training(BaseCallback):
         self._rollout = now - self._phase_started - (self.eval_seconds - self._eval_at_start)
         self._env = self.timed_env.seconds - self._env_at_start
         self._phase, self._phase_started = "update", now
+        torch.set_num_threads(self.update_threads)  # SB3's train() follows this callback
 
     def _end_iteration(self, now: float) -> None:
         """The update that just finished closes an iteration: add up its seconds and log its row."""
@@ -629,10 +664,39 @@ def resume_command(argv: list[str]) -> str:
     return shlex.join(["python", "train.py", *[a for a in argv if a not in ("--resume", "--no-resume")], "--resume"])
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_recipe(args: Args, argv: list[str]) -> int:
+    """--recipe: its stages, one train.py run each (the first fresh, the others resuming it), in this process."""
+    recipe = recipe_for(args.recipe, args.players)
+    given = {name: getattr(dataclass_parser(Args, None).parse_args(argv), name)  # as typed, before --resume fills in the rest
+             for name in given_options(Args, argv) - {"recipe"}}
+    given["players"] = args.players  # a resumed recipe's is its run's
+    done = checkpoint_state(args.out).get("timesteps", 0) if args.resume else 0  # checked by parse_args
+    stages = stage_options(recipe, given, done)
+    started = time.time()
+    for stage, options in stages:
+        number = recipe.stages.index(stage) + 1
+        stage_argv = command_line(options, Args)
+        print(f"recipe {args.recipe}, stage {number} of {len(recipe.stages)} ({stage.name}): {shlex.join(['python', 'train.py', *stage_argv])}",
+              flush=True)
+        status = main(stage_argv, recipe={"name": args.recipe, "command": shlex.join(["python", "train.py", *argv]),
+                                          "stage": number, "stages": [s.name for s in recipe.stages], "started": started})
+        if status != 0:
+            if status == 130:
+                print(f"to go on with the recipe: {resume_command(argv)}", flush=True)
+            return status
+    print(f"recipe {args.recipe}: {len(stages)} stage(s) in {(time.time() - started) / 60:.1f} minutes of wall-clock", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None, *, recipe: dict | None = None) -> int:
+    """train.py; ``recipe``: the --recipe stage this run is (recorded in config.json and the agent file), if any."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    torch.set_num_threads(args.threads)
+    if args.recipe != "none":
+        return run_recipe(args, argv)
+    threads = update_threads(args.threads)
+    torch.set_num_threads(threads)  # the warm start's fit; the rollouts and evaluations switch to one (Training)
+    device = training_device(args.device)
     rules = rules_from_options(args.rule, args.rules)
     scale = observation_scale(args.players) if args.scale_observations else None
 
@@ -660,7 +724,8 @@ def main(argv: list[str] | None = None) -> int:
         "versions": {"hpuno-env": hpuno_env.__version__, "sb3-contrib": version("sb3-contrib"),
                      "stable-baselines3": stable_baselines3.__version__, "torch": torch.__version__, "numpy": np.__version__,
                      "python": platform.python_version()},
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "device": device, "update_threads": threads,
+        **({"recipe": recipe} if recipe else {}),
     }
 
     # ---- environment: the learner takes a random seat each round; opponents play inside the batch
@@ -675,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             # the update's settings from the options (the run's own unless given now; SB3 rebuilds its schedules and
             # its rollout buffer, sized for this run's --envs, which may differ from the checkpoint's)
-            model = MaskablePPO.load(checkpoint_path, device="cpu", learning_rate=learning_rate(args), n_envs=args.envs,
+            model = MaskablePPO.load(checkpoint_path, device=device, learning_rate=learning_rate(args), n_envs=args.envs,
                                      **resumed_update_settings(args, argv, earlier_config))
             if needs_widening(model, env):  # observation fields added since it was made, or the hands for its critic
                 old_observation, had_hands_critic = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
@@ -709,7 +774,7 @@ def main(argv: list[str] | None = None) -> int:
             learning_rate=learning_rate(args), gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
             ent_coef=args.ent_coef, policy_kwargs={"net_arch": layer_sizes(args.net_arch),
                                                    **({"actor_inputs": observation_size(args.players)} if hands_critic else {})},
-            seed=args.seed, device="cpu", verbose=0,
+            seed=args.seed, device=device, verbose=0,
         )
     warm_start_seconds = 0.0
     if args.warm_start != "none" and not args.resume:
@@ -781,6 +846,7 @@ def main(argv: list[str] | None = None) -> int:
           f"critic {args.critic}, output {args.out}", flush=True)
     model.learn(remaining, callback=training, reset_num_timesteps=not args.resume, log_interval=1)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    torch.set_num_threads(1)  # the final table
     save_checkpoint(training.wall_seconds())
     if training.stop_requested:
         print(f"interrupted at {model.num_timesteps} steps; checkpoint saved to {checkpoint_path}\n"
@@ -823,6 +889,8 @@ def main(argv: list[str] | None = None) -> int:
         training.evaluations.write({"timesteps": model.num_timesteps, "wall_seconds": training.wall_seconds(), "opponent": column, **result})
 
     # ---- the agent: weights and JSON metadata, loadable without running code
+    if recipe:  # the recipe's wall-clock so far, its warm start, stages and evaluations included
+        config["recipe"]["wall_seconds"] = time.time() - recipe["started"]
     agent_path = os.path.join(args.out, "agent.safetensors")
     summary = {row: {column: {k: r[k] for k in ("win_rate", "low", "high", "rounds")} for column, r in cells.items()} for row, cells in table.items()}
     export(model, agent_path, num_players=args.players, rules_options=rules, observation_scale=scale,

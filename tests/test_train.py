@@ -349,3 +349,8 @@ def test_a_fresh_run_warm_starts_from_the_heuristic_unless_told_or_unable(tmp_pa
     assert train.parse_args(["--out", str(tmp_path / "a"), "--critic", "hands"]).warm_start == "none"
     with pytest.raises(SystemExit):
         train.parse_args(["--out", str(tmp_path / "a"), "--critic", "hands", "--warm-start", "heuristic"])
+
+
+def test_no_warm_start_and_no_hold_out_go_together(tmp_path):
+    args = train.parse_args(["--warm-start", "none", "--hold-out", "none", "--out", str(tmp_path / "run")])
+    assert (args.warm_start, args.hold_out) == ("none", "none")

@@ -1,0 +1,100 @@
+"""train.py's --device and --threads: CPU runs train exactly as before; the update gets the threads, the rollout one."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+import pytest
+import torch
+from sb3_contrib import MaskablePPO
+
+from agents import train
+from agents.train import TimedVecEnv
+
+# A seeded run through the warm start and two PPO iterations (16 games x 32 steps), the rounds capped at 500 decisions.
+SEEDED = ["--timesteps", "1024", "--warm-start", "heuristic", "--warm-start-decisions", "2000", "--warm-start-epochs", "1",
+          "--envs", "16", "--n-steps", "32", "--eval-every", "0", "--eval-rounds", "10", "--final-rounds", "10",
+          "--rules", '{"max_turns": 500}', "--no-progress"]
+LOSSES = ["timesteps", "train_win_rate", "ep_rew_mean", "ep_len_mean", *train.UPDATE_COLUMNS]
+
+# The SEEDED run as train.py trained it before --device existed (torch 2.13.0 CPU, one thread): losses.csv's
+# update columns as written (6 significant digits), and each weight tensor's sum of absolute values.
+BEFORE_DEVICE_LOSSES = [
+    {"timesteps": "512", "train_win_rate": "1", "ep_rew_mean": "1", "ep_len_mean": "15", "loss": "-0.0141862",
+     "policy_gradient_loss": "-0.00844273", "value_loss": "0.0346435", "entropy_loss": "-1.03177", "approx_kl": "0.000464287",
+     "clip_fraction": "0", "explained_variance": "0.190461", "learning_rate": "0.0003"},
+    {"timesteps": "1024", "train_win_rate": "1", "ep_rew_mean": "1", "ep_len_mean": "33", "loss": "-0.0134447",
+     "policy_gradient_loss": "-0.00660771", "value_loss": "0.0241023", "entropy_loss": "-0.992223", "approx_kl": "0.0008595829",
+     "clip_fraction": "0", "explained_variance": "0.709136", "learning_rate": "0.0003"},
+]
+BEFORE_DEVICE_WEIGHTS = {
+    "mlp_extractor.policy_net.0.weight": 5063.693496621198, "mlp_extractor.policy_net.0.bias": 0.473268826448475,
+    "mlp_extractor.policy_net.2.weight": 4634.1625531860755, "mlp_extractor.policy_net.2.bias": 0.5070677988842363,
+    "mlp_extractor.value_net.0.weight": 5060.864096136971, "mlp_extractor.value_net.0.bias": 0.47782168547200854,
+    "mlp_extractor.value_net.2.weight": 4632.5851548573755, "mlp_extractor.value_net.2.bias": 0.5025340698193759,
+    "action_net.weight": 35.89842903714003, "action_net.bias": 0.1373205177001875,
+    "value_net.weight": 12.852904233594018, "value_net.bias": 0.001975037157535553,
+}
+
+
+def losses_and_weights(out) -> tuple[list[dict], dict]:
+    with open(out / "losses.csv", newline="") as file:
+        losses = [{column: row[column] for column in LOSSES} for row in csv.DictReader(file)]
+    weights = MaskablePPO.load(out / "checkpoint.zip", device="cpu").policy.state_dict()
+    return losses, weights
+
+
+@pytest.fixture
+def cpu_only(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+
+
+def test_device_auto_on_a_cpu_only_machine_trains_exactly_as_device_cpu_and_as_before_the_option(tmp_path, cpu_only):
+    runs = {}
+    for device in ("auto", "cpu"):
+        assert train.main([*SEEDED, "--device", device, "--out", str(tmp_path / device)]) == 0
+        runs[device] = losses_and_weights(tmp_path / device)
+        assert json.loads((tmp_path / device / "config.json").read_text())["device"] == "cpu"
+    (auto_losses, auto_weights), (cpu_losses, cpu_weights) = runs["auto"], runs["cpu"]
+    assert auto_losses == cpu_losses
+    assert auto_weights.keys() == cpu_weights.keys() and all(torch.equal(auto_weights[k], cpu_weights[k]) for k in auto_weights)
+    assert auto_losses == BEFORE_DEVICE_LOSSES
+    for name, total in BEFORE_DEVICE_WEIGHTS.items():  # a looser match: float rounding may differ between CPUs
+        assert float(auto_weights[name].double().abs().sum()) == pytest.approx(total, rel=1e-6), name
+
+
+def test_device_cuda_without_a_cuda_device_is_refused_when_the_options_are_read(tmp_path, cpu_only, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        train.parse_args(["--device", "cuda", "--out", str(tmp_path / "run")])
+    assert stopped.value.code == 2
+    assert "--device cuda: no CUDA device here" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+    with pytest.raises(SystemExit):
+        train.parse_args(["--device", "tpu", "--out", str(tmp_path / "run")])
+    assert "--device must be one of auto, cpu, cuda, got 'tpu'" in capsys.readouterr().err
+    assert train.training_device("auto") == "cpu"
+
+
+def test_the_update_runs_on_threads_threads_and_the_rollout_on_one(tmp_path, monkeypatch):
+    seen = {"update": set(), "rollout": set()}
+    update, step_wait = MaskablePPO.train, TimedVecEnv.step_wait
+
+    def recorded_update(self):
+        seen["update"].add(torch.get_num_threads())
+        return update(self)
+
+    def recorded_step(self):
+        seen["rollout"].add(torch.get_num_threads())
+        return step_wait(self)
+
+    monkeypatch.setattr(MaskablePPO, "train", recorded_update)
+    monkeypatch.setattr(TimedVecEnv, "step_wait", recorded_step)
+    try:
+        assert train.main([*SEEDED, "--warm-start", "none", "--threads", "2", "--out", str(tmp_path / "run")]) == 0
+    finally:
+        torch.set_num_threads(1)
+    assert seen == {"update": {2}, "rollout": {1}}
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["update_threads"] == 2
+    assert train.update_threads(0) == len(os.sched_getaffinity(0)) and train.update_threads(3) == 3
