@@ -11,7 +11,7 @@ from .encoding import observation_layout, observation_size
 from .engine import VectorEngine
 from .options import RulesOptions
 
-__version__ = "0.1.0"  # the package's one version (pyproject.toml reads it); CHANGELOG.md says what each one changed
+__version__ = "0.2.0"  # the package's one version (pyproject.toml reads it); CHANGELOG.md says what each one changed
 
 _VECTOR_ENVS = ("HPUnoGymVectorEnv", "HPUnoVecEnv", "SeatBatch")
 

@@ -20,22 +20,23 @@ SEEDED = ["--timesteps", "1024", "--warm-start", "heuristic", "--warm-start-deci
 LOSSES = ["timesteps", "train_win_rate", "ep_rew_mean", "ep_len_mean", *train.UPDATE_COLUMNS]
 
 # The SEEDED run as train.py trained it before --device existed (torch 2.13.0 CPU, one thread): losses.csv's
-# update columns as written (6 significant digits), and each weight tensor's sum of absolute values.
+# update columns as written (6 significant digits), and each weight tensor's sum of absolute values. Recorded at
+# commit e431351 (observation layout 3); a change of the observation or of the game's seeding moves them.
 BEFORE_DEVICE_LOSSES = [
-    {"timesteps": "512", "train_win_rate": "1", "ep_rew_mean": "1", "ep_len_mean": "15", "loss": "-0.0141862",
-     "policy_gradient_loss": "-0.00844273", "value_loss": "0.0346435", "entropy_loss": "-1.03177", "approx_kl": "0.000464287",
-     "clip_fraction": "0", "explained_variance": "0.190461", "learning_rate": "0.0003"},
-    {"timesteps": "1024", "train_win_rate": "1", "ep_rew_mean": "1", "ep_len_mean": "33", "loss": "-0.0134447",
-     "policy_gradient_loss": "-0.00660771", "value_loss": "0.0241023", "entropy_loss": "-0.992223", "approx_kl": "0.0008595829",
-     "clip_fraction": "0", "explained_variance": "0.709136", "learning_rate": "0.0003"},
+    {"timesteps": "512", "train_win_rate": "", "ep_rew_mean": "", "ep_len_mean": "", "loss": "-0.0223739",
+     "policy_gradient_loss": "-0.00942543", "value_loss": "0.0200308", "entropy_loss": "-1.11401", "approx_kl": "0.00059031823",
+     "clip_fraction": "0", "explained_variance": "0.226583", "learning_rate": "0.0003"},
+    {"timesteps": "1024", "train_win_rate": "0", "ep_rew_mean": "-1", "ep_len_mean": "49.5", "loss": "-0.0105489",
+     "policy_gradient_loss": "-0.00584528", "value_loss": "0.0297977", "entropy_loss": "-1.11314", "approx_kl": "0.00055091514",
+     "clip_fraction": "0", "explained_variance": "0.228111", "learning_rate": "0.0003"},
 ]
 BEFORE_DEVICE_WEIGHTS = {
-    "mlp_extractor.policy_net.0.weight": 5063.693496621198, "mlp_extractor.policy_net.0.bias": 0.473268826448475,
-    "mlp_extractor.policy_net.2.weight": 4634.1625531860755, "mlp_extractor.policy_net.2.bias": 0.5070677988842363,
-    "mlp_extractor.value_net.0.weight": 5060.864096136971, "mlp_extractor.value_net.0.bias": 0.47782168547200854,
-    "mlp_extractor.value_net.2.weight": 4632.5851548573755, "mlp_extractor.value_net.2.bias": 0.5025340698193759,
-    "action_net.weight": 35.89842903714003, "action_net.bias": 0.1373205177001875,
-    "value_net.weight": 12.852904233594018, "value_net.bias": 0.001975037157535553,
+    "mlp_extractor.policy_net.0.weight": 5159.762938009255, "mlp_extractor.policy_net.0.bias": 0.3877637660916662,
+    "mlp_extractor.policy_net.2.weight": 4631.276896421944, "mlp_extractor.policy_net.2.bias": 0.3345974226904218,
+    "mlp_extractor.value_net.0.weight": 5155.64376807726, "mlp_extractor.value_net.0.bias": 0.28807658326331875,
+    "mlp_extractor.value_net.2.weight": 4633.710149128492, "mlp_extractor.value_net.2.bias": 0.27365329905296676,
+    "action_net.weight": 35.71863190474261, "action_net.bias": 0.1387472651732629,
+    "value_net.weight": 12.44033126893919, "value_net.bias": 0.0012164326617494226,
 }
 
 
