@@ -20,51 +20,9 @@ import hpuno_env
 from hpuno_env import ACTION_LABELS, CARD_LABELS, VectorEngine, kernel, observation_layout
 from hpuno_env.cards import CARD_INDEX, DECK_COPIES, DECK_SIZES
 from hpuno_env.scenarios import stacked_deck
+from test_scenarios import P, act, acts, game, hand, legal, sizes, state  # the stacked-deck helpers
 
 # ---------------------------------------------------------------- helpers
-
-
-def P(seat: int) -> str:
-    return f"player_{seat}"
-
-
-def game(n, dealer=None, hands=None, starter=None, draw_pile=None, deck="harry_potter", **options) -> VectorEngine:
-    """One game of n players dealt from a stacked deck (dealer n - 1 unless told)."""
-    if dealer is None:
-        dealer = n - 1
-    eng = VectorEngine(num_games=1, num_players=n, seed=0, auto_reset=False, deck=deck, **options)
-    eng.reset(options={"deck": stacked_deck(n, dealer, hands, starter, draw_pile, deck=deck), "dealer": dealer})
-    return eng
-
-
-def legal(eng) -> set[str]:
-    return {ACTION_LABELS[i] for i in np.flatnonzero(eng.legal_mask()[0])}
-
-
-def act(eng, label):
-    """Take one legal action by label; returns (rewards of game 0, terminated, truncated)."""
-    assert label in legal(eng), f"{label!r} is not legal here; legal: {sorted(legal(eng))}"
-    rewards, terminated, truncated = eng.step(np.array([ACTION_LABELS.index(label)]))
-    return rewards[0], bool(terminated[0]), bool(truncated[0])
-
-
-def acts(eng, *labels):
-    out = None
-    for label in labels:
-        out = act(eng, label)
-    return out
-
-
-def state(eng) -> dict:
-    return eng.game_state(0)
-
-
-def hand(eng, seat) -> list[str]:
-    return state(eng)["hands"][P(seat)]
-
-
-def sizes(eng) -> list[int]:
-    return [len(hand(eng, k)) for k in range(eng.num_players)]
 
 
 def current(eng) -> str:

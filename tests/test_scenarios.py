@@ -35,12 +35,12 @@ def P(seat: int) -> str:
     return f"player_{seat}"
 
 
-def game(n, dealer=None, hands=None, starter=None, draw_pile=None, **options) -> VectorEngine:
+def game(n, dealer=None, hands=None, starter=None, draw_pile=None, deck="harry_potter", **options) -> VectorEngine:
     """One game of n players dealt from a stacked deck (dealer n - 1 unless told)."""
     if dealer is None:
         dealer = n - 1
-    eng = VectorEngine(num_games=1, num_players=n, seed=0, auto_reset=False, **options)
-    eng.reset(options={"deck": stacked_deck(n, dealer, hands, starter, draw_pile), "dealer": dealer})
+    eng = VectorEngine(num_games=1, num_players=n, seed=0, auto_reset=False, deck=deck, **options)
+    eng.reset(options={"deck": stacked_deck(n, dealer, hands, starter, draw_pile, deck=deck), "dealer": dealer})
     return eng
 
 
