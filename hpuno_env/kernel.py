@@ -51,6 +51,7 @@ from .cards import (
     DRAW2_RANK,
     FULL_DECK,
     KEEP,
+    MAX_TARGETS,
     NUM_ACTIONS,
     NUM_CARD_TYPES,
     PASS,
@@ -661,54 +662,98 @@ def swap_cards(first, second):
 
 
 @leaf
-def exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, a, b, num_players):
-    """Seats a and b exchange hands, and with them what is known about each hand:
-    its lacks-colour marks, its last chosen colour, and every record of it having been shown."""
+def exchange_seats(hands, hand_sizes, lacks_color, chose_color, g, a, b):
+    """Seats a and b exchange hands, and with them what is known about each hand from play:
+    its lacks-colour marks and its last chosen colour (records of shown hands: move_record)."""
     swap_cards(hands[g, a], hands[g, b])
     hand_sizes[g, a], hand_sizes[g, b] = hand_sizes[g, b], hand_sizes[g, a]
     for color in range(4):
         lacks_color[g, a, color], lacks_color[g, b, color] = lacks_color[g, b, color], lacks_color[g, a, color]
     chose_color[g, a], chose_color[g, b] = chose_color[g, b], chose_color[g, a]
-    for viewer in range(num_players):
-        revealed_seen[g, viewer, a], revealed_seen[g, viewer, b] = revealed_seen[g, viewer, b], revealed_seen[g, viewer, a]
-        if revealed_seen[g, viewer, a] or revealed_seen[g, viewer, b]:  # else both records are unused (and held all 0)
-            swap_cards(revealed[g, viewer, a], revealed[g, viewer, b])
-            swap_cards(revealed_held[g, viewer, a], revealed_held[g, viewer, b])
+
+
+@leaf
+def move_record(revealed, revealed_held, revealed_seen, g, viewer, source, destination):
+    """viewer's record of the hand at seat source becomes its record of seat destination (the hand
+    went there). An unseen record's row is unused, and its held counts are kept 0 (hpuno_env.worlds
+    reads them as they are)."""
+    if revealed_seen[g, viewer, source]:
+        copy_cards(revealed[g, viewer, destination], revealed[g, viewer, source])
+        copy_cards(revealed_held[g, viewer, destination], revealed_held[g, viewer, source])
+        revealed_seen[g, viewer, destination] = True
+    else:
+        drop_record(revealed_held, revealed_seen, g, viewer, destination)
+
+
+@leaf
+def drop_record(revealed_held, revealed_seen, g, viewer, owner):
+    """viewer no longer has a record of seat owner's hand."""
+    if revealed_seen[g, viewer, owner]:
+        clear_cards(revealed_held[g, viewer, owner])
+        revealed_seen[g, viewer, owner] = False
 
 
 @leaf
 def hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, giver, holder):
-    """After hands moved: giver knows the hand it passed to holder; holder's old records of
-    its own new hand are dropped (it holds those cards now); holder's UNO call is cleared."""
+    """After hands moved: giver knows the hand it passed to holder; holder's record of its own new
+    hand is dropped (it holds those cards now); holder's UNO call is cleared."""
     copy_cards(revealed[g, giver, holder], hands[g, holder])
     copy_cards(revealed_held[g, giver, holder], hands[g, holder])
     revealed_seen[g, giver, holder] = True
-    revealed_seen[g, holder, holder] = False  # the record itself is unused once unseen,
-    clear_cards(revealed_held[g, holder, holder])  # but held counts are read as they are (hpuno_env.worlds)
+    drop_record(revealed_held, revealed_seen, g, holder, holder)
     uno_called[g, holder] = False
 
 
 @jit
 def swap_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, uno_called, g, a, b, num_players):
-    """A Seven: seats a and b swap hands."""
-    exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, a, b, num_players)
+    """A Seven: seats a and b swap hands. Every other seat's records of the two hands change places;
+    a's and b's own are replaced by what they now know (hand_passed)."""
+    exchange_seats(hands, hand_sizes, lacks_color, chose_color, g, a, b)
+    for viewer in range(num_players):
+        if viewer != a and viewer != b and (revealed_seen[g, viewer, a] or revealed_seen[g, viewer, b]):
+            swap_cards(revealed[g, viewer, a], revealed[g, viewer, b])
+            swap_cards(revealed_held[g, viewer, a], revealed_held[g, viewer, b])
+            revealed_seen[g, viewer, a], revealed_seen[g, viewer, b] = revealed_seen[g, viewer, b], revealed_seen[g, viewer, a]
     hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, a, b)
     hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, b, a)
 
 
 @jit
 def rotate_hands(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, uno_called, g, direction, num_players):
-    """A Zero: every hand goes to the next seat in the direction of play. (P - 1 exchanges of
-    whole rows: twice the moves of a cyclic shift, but vectorised, and measured faster.)"""
+    """A Zero: every hand goes to the next seat in the direction of play (P - 1 exchanges of whole
+    rows: twice the moves of a cyclic shift, but vectorised, and measured faster). Each viewer's
+    records move with the hands, except two that hand_passed replaces: its record of the hand it
+    held (it knows that hand now) and of the hand it receives (it holds those cards). The others
+    move in the order that reads each row before it is written."""
     P = num_players
     if direction > 0:  # seat i's hand to seat i + 1: exchanges (P-1, P-2), ..., (1, 0)
         for seat in range(P - 1, 0, -1):
-            exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, seat, seat - 1, P)
+            exchange_seats(hands, hand_sizes, lacks_color, chose_color, g, seat, seat - 1)
     else:  # seat i's hand to seat i - 1: exchanges (0, 1), ..., (P-2, P-1)
         for seat in range(P - 1):
-            exchange_seats(hands, hand_sizes, lacks_color, chose_color, revealed, revealed_held, revealed_seen, g, seat, seat + 1, P)
+            exchange_seats(hands, hand_sizes, lacks_color, chose_color, g, seat, seat + 1)
+    for viewer in range(P):
+        for k in range(2, P):  # owners viewer - 2d, viewer - 3d, ..., viewer + d
+            source = (viewer - k * direction) % P
+            move_record(revealed, revealed_held, revealed_seen, g, viewer, source, (source + direction) % P)
     for seat in range(P):
         hand_passed(hands, revealed, revealed_held, revealed_seen, uno_called, g, seat, (seat + direction) % P)
+
+
+@leaf
+def prefetch_hands_moved(s, actions, g):
+    """Under Seven-O, start loading the hands and the records of shown hands of game g if its action may
+    move hands (a 7 or 0 played, a target named): a swap touches every seat's records, each game's far
+    from the last, and on its own meets them one cache miss at a time."""
+    if g >= actions.shape[0]:
+        return
+    action = actions[g]
+    if (0 <= action < WILD and (CARD_RANK[action] == 7 or CARD_RANK[action] == 0)) or TARGET_BASE <= action < TARGET_BASE + MAX_TARGETS:
+        prefetch_all(s.hands[g])
+        prefetch_all(s.revealed[g])
+        prefetch_all(s.revealed_held[g])
+        prefetch_all(s.revealed_seen[g])
+        prefetch_all(s.lacks_color[g])
 
 
 @leaf
@@ -1390,6 +1435,8 @@ def step_games(s, p, actions, rewards, terminated, truncated, auto_reset, bad, a
     if illegal > 0:
         return illegal
     for g in range(actions.shape[0]):
+        if p.seven_zero == 1:
+            prefetch_hands_moved(s, actions, g + PREFETCH_AHEAD)
         action = actions[g]
         rewards[g, :] = 0.0
         terminated[g] = False

@@ -172,6 +172,11 @@ def check_invariants(engine: VectorEngine, mask: np.ndarray, obs: np.ndarray, wh
     np.testing.assert_array_equal(card_counts(engine), np.broadcast_to(DECK_COPIES[opts.deck], (G, NUM_CARD_TYPES)), err_msg=f"deck {where}")
     assert (s.pending_draw >= 0).all() and (s.pending_draw % 2 == 0).all(), f"pending draw {s.pending_draw} {where}"
     assert set(np.unique(s.direction)) <= {-1, 1}, where
+    # what a seat knows another still holds (a shown or passed hand, less the cards played since) is in that
+    # hand, and a seat that has no record of a hand knows nothing of it: hands moved by a 7 or 0 carry the records
+    assert (s.revealed_held <= s.hands[:, None, :, :]).all(), f"a card known held is not in the hand {where}"
+    assert (s.revealed_held[~s.revealed_seen] == 0).all(), f"held counts without a record {where}"
+    assert (s.revealed_held[s.revealed_seen] <= s.revealed[s.revealed_seen]).all(), where
 
     # 2. legal mask and phase
     assert mask.shape == (G, NUM_ACTIONS) and mask.dtype == np.bool_
