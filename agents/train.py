@@ -68,7 +68,7 @@ from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture, check_weights
 from agents.recipes import RECIPES, command_line, recipe_for, stage_options
-from agents.trained import TrainedAgent, export
+from agents.trained import TrainedAgent, export, shipped_for
 from hpuno_env import HPUnoVecEnv
 from hpuno_env._checks import SEED_LIMIT
 from hpuno_env._reading import parse_json, read_json_file
@@ -872,12 +872,8 @@ def main(argv: list[str] | None = None, *, recipe: dict | None = None) -> int:
 
     # ---- the final table: this agent, the shipped champions and the heuristic, against the fixed players
     rows = {"this run": live_agent(True)}
-    for name in agents.available():
-        if name not in agents.BUILT_IN:
-            try:
-                rows[name] = agents.load(name, num_players=args.players, seed=args.seed)
-            except ValueError:  # a champion made for another player count
-                pass
+    for name in shipped_for(args.players, rules):  # the champions made for these games
+        rows[name] = agents.load(name, num_players=args.players, seed=args.seed, rules_options=rules)
     rows["heuristic"] = agents.load("heuristic", num_players=args.players, seed=args.seed + 3)
     columns = [*FIXED_OPPONENTS, *([held_out] if held_out and held_out not in FIXED_OPPONENTS else [])]
     opponents = {name: agents.load(name, num_players=args.players, seed=args.seed + 7) for name in columns}

@@ -223,16 +223,35 @@ class TrainedAgent(SeededAgent):
 NOT_GAME_RULES = ("episode", "reward", "max_turns")
 
 
-def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None:
-    """A ``UserWarning`` naming every rules option whose value in rules_options (a dict or
-    RulesOptions) differs from the one the agent trained under (fields an older file lacks
-    are the defaults). The agent still plays legally: it picks from the legal mask."""
+def rules_differences(trained_under: dict, rules_options) -> list[str]:
+    """Every rules option whose value in rules_options (a dict or RulesOptions) differs from the one an agent
+    trained under (fields an older file lacks are the defaults), as ``name=value (trained with value)``."""
     played = rules_options.as_dict() if isinstance(rules_options, RulesOptions) else RulesOptions.from_kwargs(**rules_options).as_dict()
     trained = {**RulesOptions().as_dict(), **trained_under}
-    differing = [f"{name}={played[name]!r} (trained with {trained.get(name)!r})"
-                 for name in played if name not in NOT_GAME_RULES and played[name] != trained.get(name)]
+    return [f"{name}={played[name]!r} (trained with {trained.get(name)!r})"
+            for name in played if name not in NOT_GAME_RULES and played[name] != trained.get(name)]
+
+
+def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None:
+    """A ``UserWarning`` naming every rules option of rules_options that the agent did not train under
+    (rules_differences). The agent still plays legally: it picks from the legal mask."""
+    differing = rules_differences(trained_under, rules_options)
     if differing:
         warnings.warn(f"agent {source!r} plays under other rules than it was trained under: {', '.join(differing)}", UserWarning, stacklevel=3)
+
+
+def shipped_for(num_players: int, rules_options: dict | None = None) -> list[str]:
+    """The names of the shipped trained agents made for games of num_players under these rules (None: the
+    defaults), as ``agents.load`` takes them: the champions a table of such games lists."""
+    found = []
+    for name, path in SHIPPED.items():
+        try:
+            agent = TrainedAgent.load(path, num_players)
+        except ValueError:  # made for another player count
+            continue
+        if not rules_differences(agent.metadata["rules_options"], rules_options or {}):
+            found.append(name)
+    return found
 
 
 def export(

@@ -25,14 +25,14 @@ import torch
 
 import agents
 from agents.evaluate import win_rate
+from agents.trained import shipped_for
 
 OPPONENTS = ("heuristic", "heuristic-v0", "random-play", "random")
 
 
 def rows_for(num_players: int) -> list[str]:
-    """The shipped trained agent(s) for this player count, then the heuristic as the reference row."""
-    trained = [name for name in agents.available() if name not in agents.BUILT_IN and name.endswith(f"_{num_players}p")]
-    return [*trained, "heuristic"]
+    """The shipped trained agent(s) for this player count and the default rules, then the heuristic as the reference row."""
+    return [*shipped_for(num_players), "heuristic"]
 
 
 def table(num_players: int, rows: list[str], rounds: int, seed: int) -> dict:

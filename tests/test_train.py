@@ -19,6 +19,7 @@ import pytest
 from sb3_contrib import MaskablePPO
 
 import agents
+from agents.trained import shipped_for
 from hpuno_env.encoding import observation_size
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -87,7 +88,7 @@ def test_a_tiny_run_logs_evaluates_and_exports_a_safe_agent(tiny_run):
 
     assert re.search(r"learner steps/s: [\d,]+ end to end .*rollout \d+% \[games \d+%, policy \d+%\], update \d+%", stdout)
     table = stdout[stdout.index("win rate over 10 rounds"):]
-    champions = [name for name in agents.available() if name not in agents.BUILT_IN and name.endswith("_2p")]
+    champions = shipped_for(2, {"max_turns": 500})  # the champions of the run's game
     for row in ["this run", "heuristic", *champions]:
         assert re.search(rf"^{row} +\d+\.\d%", table, re.M), (row, table)
     assert "vs random-play" in table and "vs heuristic-v0" in table and "(heuristic-v0 was held out of training)" in table
