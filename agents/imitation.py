@@ -163,10 +163,10 @@ def agreement(model, demonstrations: Demonstrations, num_players: int, *, scale_
     """The fraction of decisions on which the model's greedy (highest-logit legal) action is the teacher's."""
     observation_format = _observation_format(model, num_players, scale_observations)
     same = 0
+    device = model.policy.device
     with torch.no_grad():
         for start in range(0, len(demonstrations), batch_size):
             rows = slice(start, start + batch_size)
-            device = model.policy.device
             observations = torch.as_tensor(observation_format(demonstrations.observations[rows]), device=device)
             logits, _ = _logits_and_values(model.policy, observations, torch.as_tensor(demonstrations.masks[rows], device=device))
             same += int((logits.argmax(1).cpu().numpy() == demonstrations.actions[rows]).sum())

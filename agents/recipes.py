@@ -41,26 +41,26 @@ _WARM_START = {"warm_start": "heuristic", "warm_start_decisions": 400_000, "warm
 _PPO = {"threads": 0, "learning_rate": 3e-4, "n_steps": 64, "batch_size": 2048, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.8,
         "net_arch": "256,256", "critic": "observation"}
 
+
+def _champion(timesteps: int, first_stage: float, mixture: str, eval_every: int, eval_rounds: int) -> Recipe:
+    """The champion schedule: a warm start, PPO against the heuristic at a constant step to ``first_stage`` of the
+    run, then against the ``mixture`` of tables with the step annealed to 0 at the run's end."""
+    return Recipe(
+        options={**_WARM_START, **_PPO, "timesteps": timesteps, "eval_every": eval_every, "eval_rounds": eval_rounds,
+                 "checkpoint_every": 1_000_000, "final_rounds": 20_000},
+        stages=(Stage("against the heuristic", first_stage, {"opponent": "heuristic"}),
+                Stage("annealed, heuristic and random-play", 1.0, {"opponent": mixture, "final_learning_rate": 0.0})),
+    )
+
+
 RECIPES = {
     "champion": {
         # ppo_2p: 9.5M steps against the heuristic at 3e-4, then 85% heuristic / 15% random-play tables, annealed
         # (58.8% against the heuristic at 54M steps; 56.5-57.0% at 28-32M). Here the annealing ends at the run's end.
-        2: Recipe(
-            options={**_WARM_START, **_PPO, "timesteps": 36_000_000, "eval_every": 1_000_000, "eval_rounds": 2000,
-                     "checkpoint_every": 1_000_000, "final_rounds": 20_000},
-            stages=(Stage("against the heuristic", 1 / 6, {"opponent": "heuristic"}),
-                    Stage("annealed, heuristic and random-play", 1.0,
-                          {"opponent": "heuristic=0.85,random-play=0.15", "final_learning_rate": 0.0})),
-        ),
+        2: _champion(36_000_000, 1 / 6, "heuristic=0.85,random-play=0.15", eval_every=1_000_000, eval_rounds=2000),
         # ppo_4p: 5M steps against the heuristic at 3e-4, then mixtures annealed (28.6% at 41M steps, 30.1% after
         # 120M in several stages); its last and best stage played 95% heuristic / 5% random-play tables.
-        4: Recipe(
-            options={**_WARM_START, **_PPO, "timesteps": 40_000_000, "eval_every": 2_000_000, "eval_rounds": 4000,
-                     "checkpoint_every": 1_000_000, "final_rounds": 20_000},
-            stages=(Stage("against the heuristic", 1 / 8, {"opponent": "heuristic"}),
-                    Stage("annealed, heuristic and random-play", 1.0,
-                          {"opponent": "heuristic=0.95,random-play=0.05", "final_learning_rate": 0.0})),
-        ),
+        4: _champion(40_000_000, 1 / 8, "heuristic=0.95,random-play=0.05", eval_every=2_000_000, eval_rounds=4000),
     },
 }
 
