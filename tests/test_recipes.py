@@ -26,7 +26,7 @@ def test_the_champion_recipe_clones_the_heuristic_plays_it_then_anneals_against_
     assert (warm["seed"], annealed["seed"]) == (0, 1)  # the second stage deals other games
     assert warm["threads"] == annealed["threads"] == 0  # the update on every core
     four = stages_of(4, {"players": 4})
-    assert [o["opponent"] for _, o in four] == ["heuristic", "heuristic=0.95,random-play=0.05"] and four[-1][1]["timesteps"] == 40_000_000
+    assert [o["opponent"] for _, o in four] == ["heuristic", "heuristic=0.95,random-play=0.05"] and four[-1][1]["timesteps"] == 34_000_000
     assert recipe_for("champion", 6) == recipe_for("champion", 4)
     with pytest.raises(ValueError, match="unknown recipe 'best'"):
         recipe_for("best", 2)
