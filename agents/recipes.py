@@ -39,7 +39,7 @@ class Recipe:
 _WARM_START = {"warm_start": "heuristic", "warm_start_decisions": 400_000, "warm_start_epochs": 5}
 # threads 0: PPO's update on every core (the rollout runs on one), docs/benchmarks.md
 _PPO = {"threads": 0, "learning_rate": 3e-4, "n_steps": 64, "batch_size": 2048, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.8,
-        "net_arch": "256,256", "critic": "observation"}
+        "net_arch": "256,256", "critic": "observation", "precision": "auto"}
 
 
 def _champion(timesteps: int, first_stage: float, mixture: str, eval_every: int, eval_rounds: int) -> Recipe:
@@ -57,7 +57,7 @@ RECIPES = {
     "champion": {
         # ppo_2p: 9.5M steps against the heuristic at 3e-4, then 85% heuristic / 15% random-play tables, annealed
         # (58.8% against the heuristic at 54M steps; 56.5-57.0% at 28-32M). Here the annealing ends at the run's end.
-        2: _champion(36_000_000, 1 / 6, "heuristic=0.85,random-play=0.15", eval_every=1_000_000, eval_rounds=2000),
+        2: _champion(30_000_000, 1 / 6, "heuristic=0.85,random-play=0.15", eval_every=1_000_000, eval_rounds=2000),
         # ppo_4p: 5M steps against the heuristic at 3e-4, then mixtures annealed (28.6% at 41M steps, 30.1% after
         # 120M in several stages); its last and best stage played 95% heuristic / 5% random-play tables. From
         # scratch, 34M steps made 29.4% against three heuristics in 108 minutes of a 2-core machine.

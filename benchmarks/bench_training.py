@@ -5,7 +5,8 @@
 
 Each setting is one ``python train.py`` run with the same options and seed (``--warm-start none``, against the
 heuristic, no periodic evaluations or checkpoints), differing only in ``--threads`` (torch threads in PPO's
-update; the rollout always uses one) and, where CUDA is available, ``--device cuda``. The settings run in turn,
+update; the rollout always uses one), ``--precision`` (float32, and bfloat16 where the CPU has it natively) and,
+where CUDA is available, ``--device cuda``. The settings run in turn,
 interleaved ``--repeats`` times so a change in the machine's load falls on all of them; the first PPO iteration of
 each run (warm-up) is left out. The two-thread setting runs with OpenMP's threads spinning while they wait
 (``OMP_WAIT_POLICY=ACTIVE``) and sleeping (``PASSIVE``, what ``python train.py`` sets unless told). Read from each run's ``losses.csv``: learner steps / (rollout + update seconds),
@@ -31,17 +32,27 @@ import time
 
 import torch
 
+from agents.precision import native_bfloat16
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def settings(cuda: bool) -> dict[str, tuple[list[str], dict]]:
-    """{label: (train.py options, environment variables)}: the anchor (one core) first. OpenMP's wait policy is
-    read once, when torch loads: ACTIVE (spinning) threads wait for a descheduled partner on a shared machine."""
-    found = {"one core (--threads 1)": (["--threads", "1", "--device", "cpu"], {}),
-             "both cores (--threads 2, OMP_WAIT_POLICY=ACTIVE)": (["--threads", "2", "--device", "cpu"], {"OMP_WAIT_POLICY": "ACTIVE"}),
-             "both cores (--threads 2, OMP_WAIT_POLICY=PASSIVE)": (["--threads", "2", "--device", "cpu"], {"OMP_WAIT_POLICY": "PASSIVE"})}
+def settings(cuda: bool, cpu_bfloat16: bool) -> dict[str, tuple[list[str], dict]]:
+    """{label: (train.py options, environment variables)}: the anchor (one core, float32) first. OpenMP's wait policy
+    is read once, when torch loads: ACTIVE (spinning) threads wait for a descheduled partner on a shared machine.
+    The bfloat16 settings run where the device has it natively (agents/precision.py)."""
+    active, passive = {"OMP_WAIT_POLICY": "ACTIVE"}, {"OMP_WAIT_POLICY": "PASSIVE"}
+    found = {"one core (--threads 1)": (["--threads", "1", "--device", "cpu", "--precision", "float32"], {}),
+             "both cores (--threads 2, OMP_WAIT_POLICY=ACTIVE)": (["--threads", "2", "--device", "cpu", "--precision", "float32"], active),
+             "both cores (--threads 2, OMP_WAIT_POLICY=PASSIVE)": (["--threads", "2", "--device", "cpu", "--precision", "float32"], passive)}
+    if cpu_bfloat16:
+        found["one core, bfloat16 (--precision bfloat16)"] = (["--threads", "1", "--device", "cpu", "--precision", "bfloat16"], {})
+        found["both cores, bfloat16 (ACTIVE)"] = (["--threads", "2", "--device", "cpu", "--precision", "bfloat16"], active)
+        found["both cores, bfloat16 (PASSIVE)"] = (["--threads", "2", "--device", "cpu", "--precision", "bfloat16"], passive)
     if cuda:
-        found["GPU (--device cuda)"] = (["--threads", "1", "--device", "cuda"], {})
+        found["GPU (--device cuda)"] = (["--threads", "1", "--device", "cuda", "--precision", "float32"], {})
+        if native_bfloat16("cuda"):
+            found["GPU, bfloat16 (--device cuda --precision bfloat16)"] = (["--threads", "1", "--device", "cuda", "--precision", "bfloat16"], {})
     return found
 
 
@@ -99,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--steps must cover at least 3 rollouts ({3 * args.envs * args.n_steps}), got {args.steps}")
 
     cuda = torch.cuda.is_available()
-    chosen = settings(cuda)
+    chosen = settings(cuda, native_bfloat16("cpu"))
     from importlib.metadata import version
 
     print(f"python {platform.python_version()}, torch {torch.__version__}, stable-baselines3 {version('stable-baselines3')}, "

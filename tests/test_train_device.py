@@ -1,4 +1,5 @@
-"""train.py's --device and --threads: CPU runs train exactly as before; the update gets the threads, the rollout one."""
+"""train.py's --device, --threads and --precision: CPU runs train exactly as before; the update gets the threads, the
+rollout one; bfloat16 layers keep the float32 weights, names and agent file."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 import torch
 from sb3_contrib import MaskablePPO
 
-from agents import train
+import agents
+from agents import precision, train
 from agents.train import TimedVecEnv
 
 # A seeded run through the warm start and two PPO iterations (16 games x 32 steps), the rounds capped at 500 decisions.
@@ -99,3 +101,51 @@ def test_the_update_runs_on_threads_threads_and_the_rollout_on_one(tmp_path, mon
     assert seen == {"update": {2}, "rollout": {1}}
     assert json.loads((tmp_path / "run" / "config.json").read_text())["update_threads"] == 2
     assert train.update_threads(0) == len(os.sched_getaffinity(0)) and train.update_threads(3) == 3
+
+
+def test_bfloat16_layers_keep_the_parameters_and_names_and_give_float32_close_to_float32():
+    model = MaskablePPO("MlpPolicy", train.HPUnoVecEnv(num_envs=4, num_players=2), policy_kwargs={"net_arch": [64, 64]}, seed=0, device="cpu")
+    policy = model.policy
+    before_names = list(policy.state_dict())
+    parameters = [id(p) for p in policy.parameters()]
+    inputs = torch.rand(32, policy.observation_space.shape[0])
+    float32_latents = policy.mlp_extractor(inputs)
+    precision.use_precision(policy, "bfloat16")
+    assert type(policy.mlp_extractor.policy_net) is type(policy.mlp_extractor.value_net) is precision.BFloat16Layers
+    assert list(policy.state_dict()) == before_names and [id(p) for p in policy.parameters()] == parameters  # the optimiser's tensors
+    assert all(p.dtype == torch.float32 for p in policy.parameters())
+    for exact, mixed in zip(float32_latents, policy.mlp_extractor(inputs)):
+        assert mixed.dtype == torch.float32 and not torch.equal(exact, mixed)  # rounded for the products...
+        assert torch.allclose(exact, mixed, atol=0.05)  # ...to bfloat16's 8 significant bits
+    precision.use_precision(policy, "float32")
+    assert type(policy.mlp_extractor.policy_net) is torch.nn.Sequential
+    assert all(torch.equal(a, b) for a, b in zip(float32_latents, policy.mlp_extractor(inputs)))
+
+
+def test_precision_auto_is_bfloat16_only_where_the_device_has_it_natively(monkeypatch, cpu_only):
+    for avx512_bf16, amx, expected in ((True, False, "bfloat16"), (False, True, "bfloat16"), (False, False, "float32")):
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda value=avx512_bf16: value)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda value=amx: value)
+        assert precision.training_precision("auto", "cpu") == expected
+    assert precision.training_precision("float32", "cpu") == "float32" and precision.training_precision("bfloat16", "cpu") == "bfloat16"
+    assert not precision.native_bfloat16("cuda")  # no CUDA device (cpu_only)
+    with pytest.raises(ValueError, match="--precision must be one of auto, float32, bfloat16, got 'half'"):
+        precision.training_precision("half", "cpu")
+
+
+def test_a_bfloat16_run_trains_otherwise_and_exports_the_same_float32_agent_file(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--precision", "fp16", "--out", str(tmp_path / "refused")])
+    assert "--precision must be one of auto, float32, bfloat16, got 'fp16'" in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()
+    assert train.main([*SEEDED, "--device", "cpu", "--precision", "bfloat16", "--out", str(tmp_path / "mixed")]) == 0
+    config = json.loads((tmp_path / "mixed" / "config.json").read_text())
+    assert config["precision"] == "bfloat16" and config["options"]["precision"] == "bfloat16"
+    losses, weights = losses_and_weights(tmp_path / "mixed")
+    assert [row["timesteps"] for row in losses] == ["512", "1024"]
+    assert losses[0]["approx_kl"] != BEFORE_DEVICE_LOSSES[0]["approx_kl"]  # the products were bfloat16
+    assert weights.keys() == BEFORE_DEVICE_WEIGHTS.keys() and all(w.dtype == torch.float32 for w in weights.values())
+    agent = agents.load(str(tmp_path / "mixed" / "agent.safetensors"), num_players=2)
+    assert agent.metadata["network"]["hidden_sizes"] == [256, 256]
+    resumed = train.parse_args(["--out", str(tmp_path / "mixed"), "--resume", "--timesteps", "2048"])
+    assert resumed.precision == "float32"  # a machine setting: this command's, not the run's
