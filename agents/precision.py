@@ -2,7 +2,7 @@
 
 PPO's update is dense matrix products of the two hidden MLPs (actor and critic), and on a CPU with AVX-512 BF16
 (or AMX), or a CUDA GPU of compute capability 8 and up, bfloat16 products run about twice as fast as float32 ones
-(docs/benchmarks.md). ``use_bfloat16`` runs those hidden layers under ``torch.autocast``: the weights, the
+(docs/benchmarks.md). ``use_precision(policy, "bfloat16")`` runs those hidden layers under ``torch.autocast``: the weights, the
 optimiser's state and every gradient step stay float32 (mixed precision), the layers' inputs and weights are
 rounded to bfloat16 for the products (float32 sums), and their outputs come back as float32, so the logits, the
 masked distribution, the value and the losses are float32 as before. The rollout acts with the same layers, so the

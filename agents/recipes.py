@@ -56,11 +56,12 @@ def _champion(timesteps: int, first_stage: float, mixture: str, eval_every: int,
 RECIPES = {
     "champion": {
         # ppo_2p: 9.5M steps against the heuristic at 3e-4, then 85% heuristic / 15% random-play tables, annealed
-        # (58.8% against the heuristic at 54M steps; 56.5-57.0% at 28-32M). Here the annealing ends at the run's end.
+        # (58.8% against the heuristic at 54M steps; 56.5-57.0% at 28-32M). Here the annealing ends at the run's end:
+        # from scratch, 30M steps made 58.7% in 59.9 minutes of a 2-core machine (bfloat16, spinning threads).
         2: _champion(30_000_000, 1 / 6, "heuristic=0.85,random-play=0.15", eval_every=1_000_000, eval_rounds=2000),
         # ppo_4p: 5M steps against the heuristic at 3e-4, then mixtures annealed (28.6% at 41M steps, 30.1% after
         # 120M in several stages); its last and best stage played 95% heuristic / 5% random-play tables. From
-        # scratch, 34M steps made 29.4% against three heuristics in 108 minutes of a 2-core machine.
+        # scratch, 34M steps made 29.4% against three heuristics in 108 minutes of a 2-core machine (float32).
         4: _champion(34_000_000, 1 / 8, "heuristic=0.95,random-play=0.05", eval_every=2_000_000, eval_rounds=4000),
     },
 }

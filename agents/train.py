@@ -67,8 +67,8 @@ from agents._cli import dataclass_parser, given_options, inherit_options, layer_
 from agents.critic import HandsCriticPolicy, actor_inputs, needs_widening, widened
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
-from agents.precision import PRECISIONS, training_precision, use_precision
 from agents.league import League, Mixture, check_weights
+from agents.precision import PRECISIONS, training_precision, use_precision
 from agents.recipes import RECIPES, command_line, recipe_for, stage_options
 from agents.trained import TrainedAgent, export, shipped_for
 from hpuno_env import HPUnoVecEnv
