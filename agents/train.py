@@ -68,7 +68,7 @@ from agents.critic import HandsCriticPolicy, actor_inputs, needs_widening, widen
 from agents.evaluate import win_rate
 from agents.imitation import warm_start
 from agents.league import League, Mixture, check_weights
-from agents.precision import PRECISIONS, training_precision, use_precision
+from agents.precision import training_precision, use_precision
 from agents.recipes import RECIPES, command_line, recipe_for, stage_options
 from agents.trained import TrainedAgent, export, shipped_for
 from hpuno_env import HPUnoVecEnv
@@ -254,8 +254,10 @@ def check_args(args: Args) -> str | None:
         return f"--device must be one of {', '.join(DEVICES)}, got {args.device!r}"
     if args.device == "cuda" and not torch.cuda.is_available():
         return f"--device cuda: no CUDA device here (torch.cuda.is_available() is False with torch {torch.__version__}); use --device cpu or auto"
-    if args.precision not in PRECISIONS:
-        return f"--precision must be one of {', '.join(PRECISIONS)}, got {args.precision!r}"
+    try:
+        training_precision(args.precision, training_device(args.device))  # the check's one home: agents/precision.py
+    except ValueError as error:
+        return str(error)
     if args.critic not in CRITICS:
         return f"--critic must be one of {', '.join(CRITICS)}, got {args.critic!r}"
     if args.critic == "hands" and args.warm_start != "none" and not args.resume:
