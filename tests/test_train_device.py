@@ -49,6 +49,17 @@ def losses_and_weights(out) -> tuple[list[dict], dict]:
     return losses, weights
 
 
+def assert_close_to_recorded(losses: list[dict]) -> None:
+    """losses.csv's rows equal BEFORE_DEVICE_LOSSES: empty cells exactly, numbers to 1e-4 relative."""
+    assert [row.keys() for row in losses] == [row.keys() for row in BEFORE_DEVICE_LOSSES]
+    for row, recorded in zip(losses, BEFORE_DEVICE_LOSSES):
+        for column, value in recorded.items():
+            if value == "":
+                assert row[column] == value, column
+            else:
+                assert float(row[column]) == pytest.approx(float(value), rel=1e-4, abs=1e-9), column
+
+
 @pytest.fixture
 def cpu_only(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
@@ -63,9 +74,11 @@ def test_device_auto_on_a_cpu_only_machine_trains_exactly_as_device_cpu_and_as_b
     (auto_losses, auto_weights), (cpu_losses, cpu_weights) = runs["auto"], runs["cpu"]
     assert auto_losses == cpu_losses
     assert auto_weights.keys() == cpu_weights.keys() and all(torch.equal(auto_weights[k], cpu_weights[k]) for k in auto_weights)
-    assert auto_losses == BEFORE_DEVICE_LOSSES
-    for name, total in BEFORE_DEVICE_WEIGHTS.items():  # a looser match: float rounding may differ between CPUs
-        assert float(auto_weights[name].double().abs().sum()) == pytest.approx(total, rel=1e-6), name
+    # Bit-exact only between the two runs on this machine above; against numbers recorded on another CPU, within
+    # float rounding (the vector units a CPU has change the order of a sum's additions).
+    assert_close_to_recorded(auto_losses)
+    for name, total in BEFORE_DEVICE_WEIGHTS.items():
+        assert float(auto_weights[name].double().abs().sum()) == pytest.approx(total, rel=1e-4), name
 
 
 def test_device_cuda_without_a_cuda_device_is_refused_when_the_options_are_read(tmp_path, cpu_only, capsys):
@@ -143,7 +156,8 @@ def test_a_bfloat16_run_trains_otherwise_and_exports_the_same_float32_agent_file
     assert config["precision"] == "bfloat16" and config["options"]["precision"] == "bfloat16"
     losses, weights = losses_and_weights(tmp_path / "mixed")
     assert [row["timesteps"] for row in losses] == ["512", "1024"]
-    assert losses[0]["approx_kl"] != BEFORE_DEVICE_LOSSES[0]["approx_kl"]  # the products were bfloat16
+    recorded_kl = float(BEFORE_DEVICE_LOSSES[0]["approx_kl"])  # the products were bfloat16: further than float32 rounding
+    assert float(losses[0]["approx_kl"]) != pytest.approx(recorded_kl, rel=1e-4)
     assert weights.keys() == BEFORE_DEVICE_WEIGHTS.keys() and all(w.dtype == torch.float32 for w in weights.values())
     agent = agents.load(str(tmp_path / "mixed" / "agent.safetensors"), num_players=2)
     assert agent.metadata["network"]["hidden_sizes"] == [256, 256]
