@@ -1,7 +1,7 @@
 """Train a Harry Potter UNO player with MaskablePPO: ``python train.py --help``.
 
-The training script itself is ``agents/train.py``, installed with the package as the ``hpuno-train`` command
-(also ``python -m agents.train``); this file runs it from a checkout, as the README's commands do.
+The training script itself is ``agents/training/train.py``, installed with the package as the ``hpuno-train`` command
+(also ``python -m agents.training.train``); this file runs it from a checkout, as the README's commands do.
 """
 
 import os
@@ -11,8 +11,8 @@ import sys
 # (--threads 2) ran 6-8 times slower than one on a machine shared with other jobs (docs/benchmarks.md).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from agents.train import *  # noqa: F403  (Args, parse_args, main, ...: what a caller of train.py reaches for)
-from agents.train import main
+from agents.training.train import *  # noqa: F403  (Args, parse_args, main, ...: what a caller of train.py reaches for)
+from agents.training.train import main
 
 if __name__ == "__main__":
     sys.exit(main())

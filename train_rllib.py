@@ -44,7 +44,7 @@ except ImportError:  # the optional extra: --help still shows the options, and a
 
 import agents
 from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options, rules_problem
-from agents.evaluate import win_rate
+from agents.evaluation.rounds import win_rate
 from hpuno_env._checks import SEED_LIMIT
 from hpuno_env._output import folder_problem
 from hpuno_env.options import check_num_players

@@ -43,7 +43,7 @@ from hpuno_env.records import Recorder, save_record
 from hpuno_env.render import describe_events, render_ansi
 from hpuno_env.replay import read_line, terminal_supports_color
 
-from . import load
+from .players import load
 from ._cli import parse_rules
 
 HUMAN = "human"

@@ -5,7 +5,7 @@
 
 For each player count (2 and 4), each row's player sits in a rotating seat
 (every seat equally often) and every other seat is a copy of the column's
-player; a cell is ``agents.evaluate.win_rate``: a fixed set of rounds, each
+player; a cell is ``agents.evaluation.rounds.win_rate``: a fixed set of rounds, each
 played to its end, the win rate with its Wilson 95% interval. A fair share is
 1/2 (2 players) or 1/4 (4 players). The rows are the shipped trained agent
 for that player count (``ppo_2p``, ``ppo_4p``) and, for reference, the
@@ -24,8 +24,8 @@ import time
 import torch
 
 import agents
-from agents.evaluate import win_rate
-from agents.trained import shipped_for
+from agents.evaluation.rounds import win_rate
+from agents.players.trained import shipped_for
 
 OPPONENTS = ("heuristic", "heuristic-v0", "random-play", "random")
 

@@ -3,7 +3,7 @@
     python benchmarks/bench_search.py --players 2 --rounds 300 --worlds 16 64
     python benchmarks/bench_search.py --players 4 --blueprint ppo_4p --rounds 300 --worlds 64
 
-Each cell is ``agents.evaluate.win_rate``: the search player (``agents.load("search",
+Each cell is ``agents.evaluation.rounds.win_rate``: the search player (``agents.load("search",
 blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
 seat, a fixed set of rounds all played to the end, with the Wilson 95%
 interval; a fair share is 1 / players. The opponents are the heuristic and the
@@ -22,7 +22,7 @@ import platform
 import time
 
 import agents
-from agents.evaluate import win_rate
+from agents.evaluation.rounds import win_rate
 
 
 def cell(num_players: int, blueprint: str, worlds: int, opponent: str, rounds: int, seed: int, gate: float) -> dict:

@@ -32,7 +32,7 @@ import time
 
 import torch
 
-from agents.precision import native_bfloat16
+from agents.training.precision import native_bfloat16
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -40,7 +40,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 def settings(cuda: bool, cpu_bfloat16: bool) -> dict[str, tuple[list[str], dict]]:
     """{label: (train.py options, environment variables)}: the anchor (one core, float32) first. OpenMP's wait policy
     is read once, when torch loads: ACTIVE (spinning) threads wait for a descheduled partner on a shared machine.
-    The bfloat16 settings run where the device has it natively (agents/precision.py)."""
+    The bfloat16 settings run where the device has it natively (agents/training/precision.py)."""
     active, passive = {"OMP_WAIT_POLICY": "ACTIVE"}, {"OMP_WAIT_POLICY": "PASSIVE"}
     found = {"one core (--threads 1)": (["--threads", "1", "--device", "cpu", "--precision", "float32"], {}),
              "both cores (--threads 2, OMP_WAIT_POLICY=ACTIVE)": (["--threads", "2", "--device", "cpu", "--precision", "float32"], active),

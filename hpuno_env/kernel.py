@@ -6,7 +6,7 @@ of one game ``g`` of that record, compiled with ``numba.njit`` and cached on
 disk (see "the on-disk cache" below); the entry points (``reset_games``,
 ``step_games``, ``legal_mask_games``, ``observe_games``) loop over the games. With ``NUMBA_DISABLE_JIT=1`` the
 very same code runs as ordinary Python, which is how to debug a rule
-(tests/test_pure_python.py keeps the two identical).
+(tests/env/test_pure_python.py keeps the two identical).
 
 Every compiled function lives in this one file on purpose: a compiled
 caller keeps a copy of the compiled functions it calls, and the cache of each

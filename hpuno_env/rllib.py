@@ -494,7 +494,7 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
 class RLModulePolicy:
     """A trained masking module as a batched player: ``act(observations, action_masks)`` takes the
     engine's int8 views and bool masks (as ``agents`` players do) and returns the greedy legal
-    actions, so ``agents.evaluate.win_rate`` can measure it.
+    actions, so ``agents.evaluation.rounds.win_rate`` can measure it.
 
     ``scale_observations`` must be what the module was trained with.
     """

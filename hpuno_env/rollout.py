@@ -6,16 +6,16 @@ rollout is a round trip (engine -> numpy -> engine). Here the whole loop is
 one compiled call: each step, every game's seat to act chooses with its
 policy (``RANDOM``: uniform over the legal actions; ``RANDOM_PLAY``: a
 uniform legal card, drawing only when none plays, UNO called on a coin
-flip; ``HEURISTIC``: the rule-based player of ``agents.heuristic``), then the
+flip; ``HEURISTIC``: the rule-based player of ``agents.players.heuristic``), then the
 kernel's ``step_games`` plays the batch.
 
-The compiled heuristic is a second implementation of ``agents.heuristic``
+The compiled heuristic is a second implementation of ``agents.players.heuristic``
 (this package never imports ``agents``): it reads the same observation row,
 scores every action with the same float32 arithmetic in the same order, and
 breaks ties with the same kind of noise, so given the same noise it chooses
-exactly what ``HeuristicAgent`` chooses (``tests/test_rollouts.py`` checks
+exactly what ``HeuristicAgent`` chooses (``tests/env/test_rollouts.py`` checks
 that on recorded observations, and that ``HEURISTIC_WEIGHTS`` are
-``agents.heuristic``'s weights). In rollouts the noise comes from each game's own
+``agents.players.heuristic``'s weights). In rollouts the noise comes from each game's own
 generator (``EngineState.rng``), drawn for the legal actions only.
 
 The compiled functions here are cached on disk like the kernel's, keyed by
@@ -44,7 +44,7 @@ leaf = kernel._compiled(cache_class=RolloutFunctionCache, _nrt=False, inline="al
 RANDOM, RANDOM_PLAY, HEURISTIC = range(3)
 POLICY_NAMES = ("random", "random-play", "heuristic")
 
-# The heuristic's weights (agents.heuristic documents each), in the order the compiled code reads them.
+# The heuristic's weights (agents.players.heuristic documents each), in the order the compiled code reads them.
 HEURISTIC_WEIGHT_NAMES = ("block", "action_follow", "draw2", "rank_pair", "attack", "color_block", "swap")
 HEURISTIC_WEIGHTS = {
     2: {"block": 20.0, "action_follow": 2.0, "draw2": 2.0, "rank_pair": -3.0, "attack": 20.0, "color_block": 0.5, "swap": 10.0},
@@ -86,7 +86,7 @@ PENDING_A, PENDING_B = _STARTS["pending_draw"]
 HOUSE_RULES_A, HOUSE_RULES_B = _STARTS["house_rules"]
 assert _STARTS["hand"] == (0, 0) and _STARTS["other_hand_sizes"][1] == 0
 COPIES_INT = CARD_COPIES.astype(np.int64)
-GRYFFINDOR = 0  # red: what agents.heuristic assumes (the option is not in the observation)
+GRYFFINDOR = 0  # red: what agents.players.heuristic assumes (the option is not in the observation)
 
 F32 = np.float32
 
@@ -107,7 +107,7 @@ def _first_max(values, start, count):
 
 @leaf
 def heuristic_action(row, mask, num_players, weights, noise, scratch):
-    """agents.heuristic's choice for one observation row (int8) and mask (bools), given tie-break
+    """agents.players.heuristic's choice for one observation row (int8) and mask (bools), given tie-break
     noise (75 float32: added to the scores; only the legal entries are read). scratch: >= 256 float32."""
     others = num_players - 1
     w_block, w_follow, w_draw2, w_pair, w_attack, w_color_block, w_swap = (
@@ -162,7 +162,7 @@ def heuristic_action(row, mask, num_players, weights, noise, scratch):
     wilds = F32(row[WILD]) + F32(row[WILD_DRAW4]) + F32(row[SORTING_HAT])
     current = _first_max(row, COLOR_A, 4)
     holds_current = color_counts[current] > 0
-    # The chances the next seat cannot answer (agents.heuristic's _block_chances).
+    # The chances the next seat cannot answer (agents.players.heuristic's _block_chances).
     unseen_total = F32(max(total_unseen, 1))
     unseen_wild = unseen[WILD] + unseen[WILD_DRAW4] + unseen[SORTING_HAT]
     # Only the legal actions are scored (the others cannot win the argmax): pow is the costly part.

@@ -412,7 +412,7 @@ class HPUnoVecEnv(VecEnv):
     and ``scale_observations`` (``ObservationFormat``). With ``critic_sees_hands=True`` each observation is followed
     by the other seats' hidden hands (``encoding.hidden_hands``, scaled like ``hand``; zeros in a terminal
     observation), for a policy whose critic reads them and whose actor reads only the first
-    ``observation_size(num_players)`` entries (``agents.critic.HandsCriticPolicy``).
+    ``observation_size(num_players)`` entries (``agents.training.critic.HandsCriticPolicy``).
 
     >>> from sb3_contrib import MaskablePPO
     >>> env = HPUnoVecEnv(num_envs=64, num_players=2, seed=0)

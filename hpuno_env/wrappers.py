@@ -11,7 +11,7 @@ reads, ``reset``, ``render``, ``state``, ``close``, ``unwrapped``) is
 ``OrderEnforcingWrapper``'s own code, so it is what users of PettingZoo know,
 and ``isinstance(env, OrderEnforcingWrapper)`` holds.
 
-Behaviour is the stock stack's (``tests/test_fused_wrapper.py`` replays the same
+Behaviour is the stock stack's (``tests/env/test_fused_wrapper.py`` replays the same
 random traces through both and compares every result, error and warning), with
 one deliberate difference: ``last()`` once every agent has finished raises the
 raw env's clear "game is over" ``ValueError`` where the stock stack fails with

@@ -320,7 +320,7 @@ def test_reset_with_a_seed_and_games_reseeds_only_those_games():
 
 def test_agents_and_evaluation_share_the_checks():
     import agents
-    from agents.evaluate import win_rate
+    from agents.evaluation.rounds import win_rate
 
     assert agents.load("random", num_players=2, seed=np.int64(3)).rng.integers(100) == agents.load("random", num_players=2, seed=3).rng.integers(100)
     for seed in ("3", 3.0, -1):

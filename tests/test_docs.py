@@ -14,11 +14,11 @@ import sys
 import pytest
 
 import agents
-from agents.trained import SHIPPED
+from agents.players.trained import SHIPPED
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-# docs/frameworks.md's blocks are run, and what they make checked, by tests/test_frameworks.py.
+# docs/frameworks.md's blocks are run, and what they make checked, by tests/env/test_frameworks.py.
 RUN_ELSEWHERE = {DOCS / "frameworks.md"}
 # A block that cannot run in the suite says so, visibly, in its first line.
 OPT_OUT = "# not run by the tests:"

@@ -361,7 +361,7 @@ def test_replay_with_stdin_closed_stops_cleanly(tmp_path):
 
 
 def test_ctrl_c_in_a_tournament_writes_the_finished_tables_marked_partial(tmp_path, monkeypatch, capsys):
-    from agents import tournament
+    from agents.evaluation import tournament
 
     real_play_table, calls = tournament._play_table, []
 
@@ -385,7 +385,7 @@ def test_ctrl_c_in_a_tournament_writes_the_finished_tables_marked_partial(tmp_pa
 
 
 def test_ctrl_c_before_any_table_finished_says_so(monkeypatch, capsys):
-    from agents import tournament
+    from agents.evaluation import tournament
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -402,7 +402,7 @@ def test_ctrl_c_before_any_table_finished_says_so(monkeypatch, capsys):
 
 def test_a_tournament_too_large_for_memory_is_refused_before_any_seating_is_made():
     result = run_bounded("""
-from agents import tournament
+from agents.evaluation import tournament
 try:
     tournament.run(["random", "heuristic"], num_players=2, rounds=1_000_000_000)
 except ValueError as error:
@@ -410,7 +410,7 @@ except ValueError as error:
 """, timeout=60)
     assert "VALUE_ERROR rounds=1,000,000,000" in result.stdout and "at most" in result.stdout, result.stderr[-2000:]
     with pytest.raises(SystemExit) as exit_info:
-        from agents.tournament import main
+        from agents.evaluation.tournament import main
 
         main(["random", "heuristic", "--rounds", "1000000000"])
     assert exit_info.value.code == 2
@@ -477,7 +477,8 @@ def test_train_refuses_nan_inf_and_seeds_numpy_cannot_take(train_module, argv, m
 
 
 def test_tournament_and_play_refuse_seeds_numpy_cannot_take(capsys):
-    from agents import play, tournament
+    from agents import play
+    from agents.evaluation import tournament
 
     for main in (tournament.main, play.main):
         arguments = ["random", "heuristic"] if main is tournament.main else []
@@ -626,7 +627,7 @@ def test_replay_streams_its_pictures(tmp_path, monkeypatch):
 
 
 def test_every_command_takes_rule_name_value_with_rules_json_as_its_alias(train_module, tmp_path, capsys):
-    from agents import tournament
+    from agents.evaluation import tournament
 
     args = train_module.parse_args(["--rule", "uno_penalty=4", "--rule", "wd4_bluffing=false", "--rules", '{"max_turns": 500}',
                                     "--out", str(tmp_path / "new")])

@@ -60,11 +60,11 @@ def test_console_script_targets_a_main_that_prints_help(script, capsys):
 
 
 def test_train_py_at_the_root_is_the_installed_training_script():
-    import agents.train
+    import agents.training.train
 
     source = (ROOT / "train.py").read_text()
-    assert "from agents.train import main" in source and len(source.splitlines()) < 20
-    assert SCRIPTS["hpuno-train"] == "agents.train:main" and callable(agents.train.main)
+    assert "from agents.training.train import main" in source and len(source.splitlines()) < 20
+    assert SCRIPTS["hpuno-train"] == "agents.training.train:main" and callable(agents.training.train.main)
 
 
 # ---------------------------------------------------------------- Gymnasium

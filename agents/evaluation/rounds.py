@@ -1,0 +1,297 @@
+"""Evaluation that cannot lie: a fixed list of rounds, every one played to its end.
+
+``play_rounds`` is the core (the tournament tool builds on it): it takes a
+list of policies and, for every round to play, a *lineup* saying which policy
+sits in which seat, and plays exactly those rounds on the batched engine
+(``VectorEngine`` without auto-reset). Round ``r`` is played in game slot
+``r % num_envs`` of the batch; a slot starts its next round only when its
+current one is over, and no round beyond the list is ever started. So the
+result does not depend on which rounds happen to finish first (stopping at
+the first ``rounds`` finished rounds over-counts short rounds), and every
+seat's result is read from the round's own end, never a step late.
+
+``win_rate`` is the head-to-head summary: one policy in a rotating seat, the
+opponent in all the others, with a 95% Wilson interval.
+
+With the rules option ``episode="match"``, each entry of the list is a whole
+match (rounds until ``target_score``, the deal passing left) instead of one
+round; everything else is the same.
+
+Determinism: the engine is seeded with ``seed`` (the first dealer is the
+engine's own draw) and every policy that has a ``seed`` method is reseeded
+from it, so one seed gives one result.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from collections.abc import Sequence
+
+import numpy as np
+
+from hpuno_env import VectorEngine
+from hpuno_env._checks import check_positive_int, check_seed
+from hpuno_env.cards import CARD_POINTS
+from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
+
+WILSON_Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95% interval
+
+
+@dataclass(frozen=True)
+class RoundResults:
+    """Per-round (per-match with ``episode="match"``) outcomes of ``play_rounds``, in list order.
+
+    Attributes:
+        lineups: (R, num_players) int: the policy index in each seat.
+        won: (R, num_players) bool: the seats that won (none when truncated; with
+            ``episode="match"`` and ``scoring="lowest"`` a tie has several).
+        winner: (R,) int: the winning seat, -1 when truncated (or a shared match win).
+        winner_policy: (R,) int: the winning seat's policy index, -1 likewise.
+        rewards: (R, num_players) float: each seat's reward summed over the episode,
+            as the ``reward`` option pays it (0 for everyone in a truncated round).
+        points: (R, num_players) int. Round episodes: the ``reward="points"`` value
+            times 100, whatever ``reward`` is: the winner's round points (the other
+            hands' card points), minus each loser's own hand points, 0 for everyone
+            in a truncated round. Match episodes: each seat's final match score.
+        decisions: (R,) int: decisions (engine steps) the episode took.
+        truncated: (R,) bool: the round (for a match: one of its rounds) hit ``max_turns``.
+        slot: (R,) int: the game slot of the batch that played it.
+    """
+
+    lineups: np.ndarray
+    won: np.ndarray
+    winner: np.ndarray
+    winner_policy: np.ndarray
+    rewards: np.ndarray
+    points: np.ndarray
+    decisions: np.ndarray
+    truncated: np.ndarray
+    slot: np.ndarray
+
+    @property
+    def rounds(self) -> int:
+        return len(self.lineups)
+
+
+def _check_policies(policies) -> list:
+    if isinstance(policies, (str, bytes)) or not isinstance(policies, Sequence) or len(policies) == 0:
+        raise TypeError(f"policies must be a non-empty sequence of objects with act(observations, masks), got {policies!r}")
+    for index, policy in enumerate(policies):
+        if not callable(getattr(policy, "act", None)):
+            raise TypeError(f"policies[{index}] has no act(observations, masks) method: {policy!r}")
+    return list(policies)
+
+
+def _check_lineups(lineups, num_policies: int, num_players: int) -> np.ndarray:
+    array = np.asarray(lineups)
+    if array.ndim != 2 or array.shape[0] < 1 or array.shape[1] != num_players or array.dtype.kind not in "iu":
+        raise ValueError(f"lineups must be an int array of shape (rounds >= 1, num_players={num_players}), got {array.dtype} {array.shape}")
+    if array.min() < 0 or array.max() >= num_policies:
+        raise ValueError(f"lineups must hold policy indices in [0, {num_policies}), got values in [{array.min()}, {array.max()}]")
+    return array.astype(np.int64)
+
+
+def _check_observers(made) -> list:
+    """The list an ``observers`` callable returned, each item checked for the two hooks."""
+    if isinstance(made, (str, bytes)) or not isinstance(made, Sequence):
+        raise TypeError(f"observers(engine) must return a list of observers, got {made!r}")
+    for index, observer in enumerate(made):
+        if not (callable(getattr(observer, "after_reset", None)) and callable(getattr(observer, "after_step", None))):
+            raise TypeError(f"observers(engine)[{index}] has no after_reset(games) and after_step(actions) methods: {observer!r}")
+    return list(made)
+
+
+def _seed_policies(policies: list, seed: int | None) -> None:
+    """Reseed every policy that can be reseeded, each from its own stream of ``seed``."""
+    streams = np.random.SeedSequence(seed).generate_state(len(policies))
+    for policy, stream in zip(policies, streams):
+        if callable(getattr(policy, "seed", None)):
+            policy.seed(None if seed is None else int(stream))
+
+
+def _winning_seats(engine: VectorEngine, games: np.ndarray, event_kind: int) -> np.ndarray:
+    """(len(games), num_players) bool: the seats the kernel's last step logged as winners.
+
+    The kernel logs each round's winner (EV_ROUND_END) and each match winner
+    (EV_MATCH_END, several on a tie under ``scoring="lowest"``); reading its
+    own events keeps the verdict in one place, the kernel."""
+    events = engine.state.events[games]  # (k, MAX_EVENTS, 4)
+    logged = np.arange(events.shape[1]) < engine.state.event_count[games][:, None]
+    is_win = logged & (events[:, :, 0] == event_kind)
+    seats = np.arange(engine.num_players)
+    return (is_win[:, :, None] & (events[:, :, 1, None] == seats)).any(axis=1)
+
+
+def play_rounds(
+    policies: Sequence, lineups, num_players: int, seed: int | None = 0, num_envs: int = 256, observers=None, **rule_options
+) -> RoundResults:
+    """Play one round (one match with ``episode="match"``) per row of ``lineups``, each to its end.
+
+    Args:
+        policies: objects with ``act(observations, action_masks) -> actions``
+            (batched), e.g. from ``agents.load``. The same object may appear twice.
+        lineups: (R, num_players) ints: ``lineups[r, seat]`` is the index in
+            ``policies`` of the policy playing ``seat`` in round r.
+        num_players: seats per game.
+        seed: seeds the engine and every policy with a ``seed`` method.
+        num_envs: game slots stepped together (at most R are used).
+        observers: None, or a callable ``make(engine) -> list`` called once with the
+            engine it builds (before the first reset), returning objects whose
+            ``after_reset(games)`` and ``after_step(actions)`` are called right after
+            every ``engine.reset`` and ``engine.step_observe`` with the arguments the
+            engine got (``games`` None for the first reset of every slot; ``actions``
+            -1 in idle slots, an array reused between steps: copy it to keep it).
+            E.g. ``hpuno_env.records.Recorder`` objects, to save game records.
+            They only watch: the results are the same with or without them.
+        **rule_options: rules options of ``VectorEngine`` (``max_turns``, ``episode``, ...).
+
+    Each step groups the games by whose turn it is and calls every policy's
+    ``act`` once, on its rows. Returns a ``RoundResults`` in the order of ``lineups``.
+    """
+    policies = _check_policies(policies)
+    num_players = check_positive_int(num_players, "num_players")
+    lineups = _check_lineups(lineups, len(policies), num_players)
+    num_envs = check_positive_int(num_envs, "num_envs")
+    seed = check_seed(seed)
+    if observers is not None and not callable(observers):
+        raise TypeError(f"observers must be None or a callable make(engine) -> list of observers, got {observers!r}")
+    rounds = len(lineups)
+    slots = min(num_envs, rounds)
+    engine = VectorEngine(num_games=slots, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
+    watching = [] if observers is None else _check_observers(observers(engine))
+    match_episodes = engine.options.episode == "match"
+    _seed_policies(policies, seed)
+
+    won = np.zeros((rounds, num_players), bool)
+    rewards = np.zeros((rounds, num_players), np.float64)
+    points = np.zeros((rounds, num_players), np.int64)
+    decisions = np.zeros(rounds, np.int64)
+    truncated = np.zeros(rounds, bool)
+    slot_of_round = np.arange(rounds) % slots
+
+    engine.reset(seed=seed)
+    for observer in watching:
+        observer.after_reset(None)
+    playing = np.arange(slots)  # the round each slot is playing, or -1 once its quota is done
+    episode_rewards = np.zeros((slots, num_players), np.float64)
+    episode_decisions = np.zeros(slots, np.int64)
+    actions = np.full(slots, -1, np.int64)
+    observations, masks = engine.observe(), engine.legal_mask()
+    while playing.max() >= 0:
+        active = playing >= 0
+        # The policy index whose seat is to act (-1 in a slot whose quota is done).
+        to_act = np.where(active, lineups[playing, engine.current_player], -1)
+        actions[:] = -1
+        for index, policy in enumerate(policies):
+            rows = np.flatnonzero(to_act == index)
+            if rows.size:
+                chosen = np.asarray(policy.act(observations[rows], masks[rows]))
+                if chosen.shape != rows.shape:
+                    raise ValueError(f"policies[{index}].act returned shape {chosen.shape} for {rows.size} observations")
+                actions[rows] = chosen
+        observations, masks, step_rewards, terminated, cut = engine.step_observe(actions, partial=True)
+        for observer in watching:
+            observer.after_step(actions)
+        episode_rewards += step_rewards  # an idle slot (action -1) is paid nothing
+        episode_decisions += active
+        if not (terminated.any() or cut.any()):
+            continue
+        finished = np.flatnonzero(terminated | cut)
+        done_rounds = playing[finished]
+        rewards[done_rounds] = episode_rewards[finished]
+        decisions[done_rounds] = episode_decisions[finished]
+        truncated[done_rounds] = cut[finished]
+        ended = finished[terminated[finished]]
+        ended_rounds = playing[ended]
+        if match_episodes:
+            won[ended_rounds] = _winning_seats(engine, ended, EV_MATCH_END)
+            points[done_rounds] = engine.state.scores[finished]
+        else:
+            winners = _winning_seats(engine, ended, EV_ROUND_END)
+            won[ended_rounds] = winners
+            hand_points = engine.state.hands[ended].astype(np.int64) @ CARD_POINTS.astype(np.int64)  # (k, P)
+            points[ended_rounds] = np.where(winners, hand_points.sum(axis=1, keepdims=True), -hand_points)
+
+        episode_rewards[finished] = 0.0
+        episode_decisions[finished] = 0
+        following = done_rounds + slots
+        more = following < rounds
+        playing[finished] = np.where(more, following, -1)
+        if more.any():
+            starting = finished[more]
+            engine.reset(games=starting)
+            for observer in watching:
+                observer.after_reset(starting)
+            observations, masks = engine.observe(), engine.legal_mask()
+
+    single = won.sum(axis=1) == 1
+    winner = np.where(single, won.argmax(axis=1), -1)
+    winner_policy = np.where(single, lineups[np.arange(rounds), winner], -1)
+    return RoundResults(
+        lineups=lineups, won=won, winner=winner, winner_policy=winner_policy, rewards=rewards,
+        points=points, decisions=decisions, truncated=truncated, slot=slot_of_round,
+    )
+
+
+def wilson_interval(successes: int, trials: int, z: float = WILSON_Z_95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion (95% by default)."""
+    if trials <= 0:
+        raise ValueError(f"trials must be positive, got {trials!r}")
+    rate = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (rate + z * z / (2 * trials)) / denominator
+    half_width = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / denominator
+    # At 0 or all successes the bound is exactly 0 or 1; say so rather than leave rounding error.
+    low = 0.0 if successes == 0 else max(0.0, centre - half_width)
+    high = 1.0 if successes == trials else min(1.0, centre + half_width)
+    return low, high
+
+
+def rotating_lineups(rounds: int, num_players: int) -> np.ndarray:
+    """Lineups for policy 0 against policy 1: policy 0 sits in seat ``r % num_players``
+    in round r (so every seat equally often when num_players divides rounds), policy 1 elsewhere."""
+    rounds = check_positive_int(rounds, "rounds")
+    lineups = np.ones((rounds, num_players), np.int64)
+    lineups[np.arange(rounds), np.arange(rounds) % num_players] = 0
+    return lineups
+
+
+def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: int | None = 0, num_envs: int = 256, **rule_options) -> dict:
+    """Play ``rounds`` rounds with ``policy`` in a rotating seat and ``opponent`` in all the others.
+
+    A fair policy wins 1 / num_players of the rounds. With ``episode="match"``
+    in ``rule_options`` every "round" is a whole match. Returns a dict:
+
+    - ``win_rate``, ``low``, ``high``: wins / rounds and its 95% Wilson interval;
+    - ``rounds``, ``wins``, ``truncated``: a truncated round counts as played and not won;
+    - ``mean_points``: the policy's mean ``points`` (``RoundResults``): per round,
+      its round points when it wins and minus its own hand points when it loses
+      (the ``reward="points"`` value times 100; 0 when truncated); per match, its final score;
+    - ``mean_reward``: the policy's mean episode reward under the ``reward`` option;
+    - ``mean_decisions``: decisions per round, every seat's;
+    - ``seat_rounds``, ``seat_wins``: per seat, the rounds the policy sat there and won there;
+      ``seat_share``: the fraction of its wins taken in each seat.
+    """
+    num_players = check_positive_int(num_players, "num_players")
+    results = play_rounds([policy, opponent], rotating_lineups(rounds, num_players), num_players, seed, num_envs, **rule_options)
+    seat = np.argmin(results.lineups, axis=1)  # where policy 0 sat
+    every = np.arange(results.rounds)
+    policy_won = results.won[every, seat]
+    wins = int(policy_won.sum())
+    low, high = wilson_interval(wins, results.rounds)
+    seat_wins = np.bincount(seat[policy_won], minlength=num_players)
+    return {
+        "win_rate": wins / results.rounds,
+        "low": low,
+        "high": high,
+        "rounds": results.rounds,
+        "wins": wins,
+        "truncated": int(results.truncated.sum()),
+        "mean_points": float(results.points[every, seat].mean()),
+        "mean_reward": float(results.rewards[every, seat].mean()),
+        "mean_decisions": float(results.decisions.mean()),
+        "seat_rounds": np.bincount(seat, minlength=num_players).tolist(),
+        "seat_wins": seat_wins.tolist(),
+        "seat_share": (seat_wins / max(wins, 1)).tolist(),
+    }

@@ -1,0 +1,761 @@
+"""Tournaments: every pairing of a list of agents on the batched engine, ranked and rated.
+
+>>> from agents import tournament
+>>> result = tournament.run(["heuristic", "random-play"], num_players=2, rounds=2000, seed=0)
+>>> print(tournament.format_report(result))
+
+or, from a shell (``--help`` lists every option)::
+
+    hpuno-tournament heuristic random-play ppo_2p --players 2 --rounds 20000 --seed 0 --out runs/t --plot
+
+**Tables.** With K agents and N seats a tournament plays these tables, each
+for ``rounds`` rounds (whole matches with ``episode="match"``):
+
+- *pairings*: every agent alone against N-1 copies of each other agent (with
+  two seats, A against B and B against A are one table); the lone agent sits
+  in seat ``r % N`` in round r (``evaluate.rotating_lineups``);
+- *the mixed table* (when K >= 3 and N >= 3: with two agents or two seats
+  every table is already a pairing): in round r, seat s is played by agent
+  ``(r + s) % K``. With K > N each round seats N agents in list order; with
+  K < N the list wraps round the table, so some agents hold two seats. Over
+  every K rounds each agent sits in every seat exactly once.
+
+Seats are exactly balanced when ``rounds`` is a multiple of N (pairings) and
+of K (the mixed table). Every table is played by ``evaluate.play_rounds``:
+a fixed list of rounds, each played to its end (a truncated round counts as
+played and won by no one), the first dealer the engine's own draw.
+
+**What is reported.** Per table and agent (``rows``): the rounds it won (any
+of its seats won), the 95% Wilson interval, its *fair share* (the win rate an
+equally strong agent would have: its seats / N), mean points per seat (the
+round's points as ``RoundResults.points`` counts them; with
+``episode="match"``, the final match score). Per agent (``ranking``): its
+win rate per seat over all tables (wins / seats held; fair share 1/N; when
+one agent holds several seats of a round those seats cannot all win, which
+makes the Wilson interval slightly conservative), and an openskill rating.
+
+**Ratings.** openskill's Plackett-Luce model, rated from every round that
+has a winner: each seat is one player with its agent's rating, the winner
+ranked first and the rest tied second. An agent holding several seats takes
+the sum of their rating changes (and the product of their variance
+factors). The agents do not change during a tournament, so the model runs
+with ``tau=0`` (no drift between rounds): the rating converges as rounds
+accumulate instead of wandering. Sequential updates depend on the order of
+the rounds, so all rounds of all tables are rated in one order shuffled by
+``seed``: one seed, one result. The ranking is by ``mu``; ``sigma`` is its
+uncertainty (openskill's ``ordinal``, mu - 3 sigma, is given too).
+
+**Records.** ``record=N`` (``--record N``) keeps the game records
+(``hpuno_env.records``) of N rounds (matches with ``episode="match"``),
+spread evenly over the tables in schedule order (the first ``N % T`` of the
+T tables keep one more), each table's its first rounds in list order: with
+N = 5 and 3 tables, rounds 0 and 1 of tables 1 and 2 and round 0 of table 3.
+Each record names the agent in each seat (``players``) and its table and
+round (``tournament``); ``write_outputs`` saves them as
+``records/<table number>-<table name>-round<r>.json``, and
+``python -m hpuno_env.replay FILE`` replays one. Recording only watches:
+the results are the same with or without it.
+
+**Seeds.** Table t is played with the t-th seed of
+``numpy.random.SeedSequence(seed)``, in chunks of ``num_envs * 8`` rounds
+(each chunk its own seed from the table's), which is what the progress bar
+counts. The result depends on ``seed``, ``num_envs`` and the agents, nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from hpuno_env._output import file_problem, folder_problem
+
+from agents._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+
+ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
+DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a tournament: who sits where in each of its rounds.
+
+    Attributes:
+        name: e.g. ``"heuristic vs 3x random-play"`` or ``"mixed"``.
+        kind: ``"pairing"`` or ``"mixed"``.
+        lineups: (rounds, num_players) int: the agent index in each seat of each round.
+    """
+
+    name: str
+    kind: str
+    lineups: np.ndarray
+
+
+def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool = True) -> list[Table]:
+    """The tables a tournament of ``labels`` plays (module docstring, "Tables"), in a fixed order."""
+    from .rounds import rotating_lineups
+
+    num_agents = len(labels)
+    solo_lineups = rotating_lineups(rounds, num_players)  # 0 = the lone agent's seat, 1 = the copies
+    tables = []
+    for solo in range(num_agents):
+        for others in range(num_agents):
+            if solo == others or (num_players == 2 and others < solo):
+                continue  # with two seats, "B against A" is "A against B" again
+            copies = "" if num_players == 2 else f"{num_players - 1}x "
+            name = f"{labels[solo]} vs {copies}{labels[others]}"
+            tables.append(Table(name, "pairing", np.where(solo_lineups == 0, solo, others)))
+    if mixed and num_agents >= 3 and num_players >= 3:
+        round_index = np.arange(rounds)[:, None]
+        seat_index = np.arange(num_players)[None, :]
+        tables.append(Table(f"mixed ({num_agents} agents)", "mixed", (round_index + seat_index) % num_agents))
+    return tables
+
+
+# ------------------------------------------------------------ input: agents and rules options (parse_rules: agents._cli)
+
+
+def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_options: dict | None = None) -> tuple[list[str], list]:
+    """(labels, policies) for ``run``'s ``agents`` argument.
+
+    ``agents_given`` is a sequence of names/paths (each loaded with
+    ``agents.load``), or a mapping label -> name, path or policy object (with
+    ``act``). A name given twice gets a second label (``heuristic#2``), which
+    is how an agent is compared with itself."""
+    from agents.players import load
+
+    if isinstance(agents_given, Mapping):
+        entries = list(agents_given.items())
+    elif isinstance(agents_given, (str, bytes)) or not isinstance(agents_given, Sequence):
+        raise TypeError(f"agents must be a list of agent names/paths or a dict label -> name/path/policy, got {agents_given!r}")
+    else:
+        # A path's label is its file name without the extension.
+        entries = [(os.path.splitext(os.path.basename(name))[0] if isinstance(name, str) and os.path.exists(name) else name, name) for name in agents_given]
+    if len(entries) < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {len(entries)}")
+    labels, policies = [], []
+    for label, agent in entries:
+        if not isinstance(label, str):
+            raise TypeError(f"agent labels must be strings, got {label!r}")
+        if isinstance(agent, str):
+            policy = load(agent, num_players=num_players, seed=seed, rules_options=rules_options)
+        elif callable(getattr(agent, "act", None)):
+            policy = agent
+        else:
+            raise TypeError(f"agent {label!r} must be a name, a path or an object with act(observations, masks), got {agent!r}")
+        unique, copy = label, 2
+        while unique in labels:
+            unique, copy = f"{label}#{copy}", copy + 1
+        labels.append(unique)
+        policies.append(policy)
+    return labels, policies
+
+
+# ------------------------------------------------------------ playing
+
+
+def _recorders(wanted: int, seed: int | None, made: list):
+    """An ``observers`` callable for ``play_rounds``: a ``Recorder`` in each slot that plays one
+    of the first ``wanted`` rounds (round r in slot r % slots), kept until its share is recorded.
+    The recorders it makes are appended to ``made``."""
+    from hpuno_env.records import Recorder
+
+    def make(engine) -> list:
+        slots = engine.num_games
+        recorders = [Recorder(engine, game=slot, seed=seed, max_records=len(range(slot, wanted, slots))) for slot in range(min(wanted, slots))]
+        made.extend(recorders)
+        return recorders
+
+    return make
+
+
+def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance, record: int = 0) -> dict:
+    """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays,
+    and under ``"records"`` the records of its first ``record`` rounds, by round."""
+    from .rounds import play_rounds
+
+    rounds = len(table.lineups)
+    chunk = num_envs * ROUNDS_PER_SLOT_PER_CHUNK
+    starts = range(0, rounds, chunk)
+    chunk_seeds = np.random.SeedSequence(seed).generate_state(len(starts)) if seed is not None else [None] * len(starts)
+    parts, records = [], {}
+    for start, chunk_seed in zip(starts, chunk_seeds):
+        lineups = table.lineups[start:start + chunk]
+        chunk_seed = None if chunk_seed is None else int(chunk_seed)
+        wanted, recorders = min(max(record - start, 0), len(lineups)), []
+        observers = _recorders(wanted, chunk_seed, recorders) if wanted else None
+        part = play_rounds(policies, lineups, num_players, chunk_seed, num_envs, observers, **rule_options)
+        for slot, recorder in enumerate(recorders):
+            played_here = np.flatnonzero(part.slot[:wanted] == slot)  # the slot's rounds, in the order it played them
+            if len(recorder.records) != len(played_here):
+                raise RuntimeError(f"table {table.name!r}: slot {slot} recorded {len(recorder.records)} games, expected {len(played_here)}")
+            records.update((start + int(index), kept) for index, kept in zip(played_here, recorder.records))
+        parts.append(part)
+        advance(len(lineups))
+    return {
+        "records": records,
+        "lineups": table.lineups,
+        "won": np.concatenate([part.won for part in parts]),
+        "points": np.concatenate([part.points for part in parts]),
+        "decisions": np.concatenate([part.decisions for part in parts]),
+        "truncated": np.concatenate([part.truncated for part in parts]),
+    }
+
+
+def rate(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None = 0) -> tuple[np.ndarray, np.ndarray]:
+    """openskill Plackett-Luce ratings (mu, sigma per agent) from rounds (module docstring, "Ratings").
+
+    Args:
+        lineups: (R, N) agent index per seat; won: (R, N) bool, the winning seat(s).
+    Rounds without a winner (truncated) are left out."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce(tau=0.0)
+    # Plain Python floats and one reused rating object per seat: openskill's rate() costs ~30 us,
+    # and building fresh rating objects (each with a uuid) or numpy scalars per round would double it.
+    mu = [float(model.mu)] * num_agents
+    sigma = [float(model.sigma)] * num_agents
+    seat_ratings = [model.rating() for _ in range(lineups.shape[1])]
+    teams = [[rating] for rating in seat_ratings]
+    rated = np.flatnonzero(won.any(axis=1))
+    order = np.random.default_rng(seed).permutation(rated)
+    for lineup, seats_won in zip(lineups[order].tolist(), won[order].tolist()):
+        for rating, agent in zip(seat_ratings, lineup):
+            rating.mu, rating.sigma = mu[agent], sigma[agent]
+        updated = model.rate(teams, ranks=[1 if seat_won else 2 for seat_won in seats_won])
+        mu_change = dict.fromkeys(lineup, 0.0)
+        variance_factor = dict.fromkeys(lineup, 1.0)
+        for agent, [rating] in zip(lineup, updated):
+            mu_change[agent] += rating.mu - mu[agent]
+            variance_factor[agent] *= (rating.sigma / sigma[agent]) ** 2
+        for agent in mu_change:
+            mu[agent] += mu_change[agent]
+            sigma[agent] *= math.sqrt(variance_factor[agent])
+    return np.array(mu), np.array(sigma)
+
+
+def _seat_counts(lineups: np.ndarray, num_agents: int) -> np.ndarray:
+    """(R, K): how many seats each agent holds in each round."""
+    return np.stack([(lineups == agent).sum(axis=1) for agent in range(num_agents)], axis=1)
+
+
+def _agent_wins(lineups: np.ndarray, won: np.ndarray, num_agents: int) -> np.ndarray:
+    """(R, K) bool: whether one of the agent's seats won the round."""
+    return np.stack([(won & (lineups == agent)).any(axis=1) for agent in range(num_agents)], axis=1)
+
+
+def _table_rows(table: Table, played: dict, labels: list[str], num_players: int) -> list[dict]:
+    """One row per agent seated at the table (module docstring, "What is reported")."""
+    from .rounds import wilson_interval
+
+    lineups, rounds = played["lineups"], len(played["lineups"])
+    seats = _seat_counts(lineups, len(labels))
+    wins = _agent_wins(lineups, played["won"], len(labels))
+    rows = []
+    for agent in np.flatnonzero(seats.sum(axis=0)):
+        agent_seats = lineups == agent
+        win_count = int(wins[:, agent].sum())
+        low, high = wilson_interval(win_count, rounds)
+        opponents = sorted({labels[other] for other in np.unique(lineups) if other != agent}, key=labels.index)
+        rows.append({
+            "table": table.name,
+            "kind": table.kind,
+            "agent": labels[agent],
+            "opponents": " ".join(opponents),
+            "seats": float(seats[:, agent].mean()),
+            "rounds": rounds,
+            "wins": win_count,
+            "win_rate": win_count / rounds,
+            "low": low,
+            "high": high,
+            "fair_share": float(seats[:, agent].mean() / num_players),
+            "mean_points": float(played["points"][agent_seats].mean()),
+            "mean_decisions": float(played["decisions"].mean()),
+            "truncated": int(played["truncated"].sum()),
+        })
+    return rows
+
+
+def _pairwise(rows: list[dict], labels: list[str], num_players: int) -> dict:
+    """Win rate of each agent alone (row) against N-1 copies of another (column), with intervals."""
+    size = len(labels)
+    matrix = {key: [[None] * size for _ in range(size)] for key in ("win_rate", "low", "high")}
+    for row in rows:
+        if row["kind"] != "pairing" or row["seats"] != 1:
+            continue
+        agent, other = labels.index(row["agent"]), labels.index(row["opponents"])
+        for key in matrix:
+            matrix[key][agent][other] = row[key]
+    return {"agents": list(labels), "fair_share": 1 / num_players, **matrix}
+
+
+def run(
+    agents,
+    num_players: int = 2,
+    rounds: int = 1000,
+    seed: int | None = 0,
+    num_envs: int = DEFAULT_ENVS,
+    mixed: bool = True,
+    progress: bool = False,
+    record: int = 0,
+    **rule_options,
+) -> dict:
+    """Play a tournament (module docstring) and return its results as plain data.
+
+    Args:
+        agents: names or paths for ``agents.load`` (e.g. ``["heuristic",
+            "random-play", "ppo_2p"]``), or a dict label -> name, path or policy object.
+        num_players: seats per game, 2..10.
+        rounds: rounds per table (matches with ``episode="match"``).
+        seed: seeds the agents, every table and the rating order; None: unseeded.
+        num_envs: game slots stepped together.
+        mixed: play the mixed table when there is one.
+        progress: show a tqdm progress bar (rounds and rounds/s) on stderr.
+        record: keep the game records of this many rounds (module docstring,
+            "Records"; at most every round played); 0: none.
+        **rule_options: rules options (``RulesOptions``), e.g. ``uno_penalty=4``.
+
+    Returns a JSON-ready dict (``pandas.DataFrame(result["ranking"])`` makes a frame of a list):
+
+    - ``ranking``: per agent, best first: ``rank``, ``agent``, ``mu``, ``sigma``,
+      ``ordinal``, ``seat_rounds``, ``wins``, ``win_rate`` (per seat), ``low``,
+      ``high``, ``fair_share`` (1/N), ``mean_points`` (per seat);
+    - ``rows``: per table and agent (``_table_rows``: ``table``, ``kind``, ``agent``,
+      ``opponents``, ``seats``, ``rounds``, ``wins``, ``win_rate``, ``low``,
+      ``high``, ``fair_share``, ``mean_points``, ``mean_decisions``, ``truncated``);
+    - ``pairwise``: ``win_rate`` / ``low`` / ``high`` matrices (row agent alone
+      against copies of the column agent; None on the diagonal);
+    - ``config``: agents, players, rounds, seed, envs, episode unit
+      (``"round"`` or ``"match"``), the full rules options and the package version;
+    - ``timing``: seconds playing and rating, rounds played, rounds per second;
+    - ``records`` (with ``record``): per recorded round, in table order: ``table``,
+      ``round`` (its index in the table), ``file`` (the name ``write_outputs``
+      gives it), ``players`` (agent per seat), ``winner`` (the winning seat, None
+      when no one won), ``record`` (the record, for ``hpuno_env.records.replay``).
+    """
+    from hpuno_env import RulesOptions
+    from hpuno_env._checks import check_positive_int, check_seed
+    from hpuno_env.options import check_num_players
+
+    num_players = check_num_players(num_players)
+    rounds = check_positive_int(rounds, "rounds")
+    num_envs = check_positive_int(num_envs, "num_envs")
+    seed = check_seed(seed)
+    if isinstance(record, bool) or not isinstance(record, (int, np.integer)) or record < 0:
+        raise ValueError(f"record must be a non-negative int (rounds to record), got {record!r}")
+    rules = RulesOptions.from_kwargs(**rule_options)
+    labels, policies = load_agents(agents, num_players, seed, rule_options)
+    check_size(len(labels), num_players, rounds, mixed)
+    tables = schedule(labels, num_players, rounds, mixed)
+    record_counts = _spread(min(int(record), rounds * len(tables)), len(tables))
+    table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
+
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    unit = "match" if rules.episode == "match" else "round"
+    rows, records, all_lineups, all_won, all_points, all_truncated = [], [], [], [], [], []
+    try:
+        with tqdm(total=rounds * len(tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
+            for number, (table, table_seed, table_records) in enumerate(zip(tables, table_seeds, record_counts), 1):
+                bar.set_postfix_str(table.name, refresh=False)
+                played = _play_table(table, policies, num_players, None if table_seed is None else int(table_seed), num_envs, rule_options, bar.update, table_records)
+                rows.extend(_table_rows(table, played, labels, num_players))
+                records.extend(_record_entries(number, table, played, labels, unit))
+                all_lineups.append(played["lineups"])
+                all_won.append(played["won"])
+                all_points.append(played["points"])
+                all_truncated.append(played["truncated"])
+    except KeyboardInterrupt:  # Ctrl-C: the finished tables are results too
+        finished = len(all_lineups)
+        partial = None
+        if finished:
+            partial = _summary(labels, tables[:finished], rows, records, all_lineups, all_won, all_points, all_truncated,
+                               time.perf_counter() - started, table_seeds, num_players, rounds, seed, num_envs, unit, rules, record)
+            partial["partial"] = {"tables_finished": finished, "tables_scheduled": len(tables)}
+        raise TournamentInterrupted(partial, finished, len(tables)) from None
+    return _summary(labels, tables, rows, records, all_lineups, all_won, all_points, all_truncated,
+                    time.perf_counter() - started, table_seeds, num_players, rounds, seed, num_envs, unit, rules, record)
+
+
+class TournamentInterrupted(KeyboardInterrupt):
+    """Ctrl-C during ``run``: ``result`` is what the finished tables give (a result as ``run`` returns, with
+    ``result["partial"]`` = {"tables_finished", "tables_scheduled"}), or None if no table had finished."""
+
+    def __init__(self, result: dict | None, finished: int, scheduled: int):
+        super().__init__(f"interrupted after {finished} of {scheduled} tables")
+        self.result = result
+
+
+def _summary(labels, tables, rows, records, all_lineups, all_won, all_points, all_truncated, playing_seconds, table_seeds,
+             num_players, rounds, seed, num_envs, unit, rules, record) -> dict:
+    """``run``'s result from the tables played (all of them, or those finished before a Ctrl-C)."""
+    import hpuno_env
+
+    from .rounds import wilson_interval
+
+    lineups, won = np.concatenate(all_lineups), np.concatenate(all_won)
+    points = np.concatenate(all_points)
+
+    started = time.perf_counter()
+    rating_seed = None if table_seeds[-1] is None else int(table_seeds[-1])
+    mu, sigma = rate(lineups, won, len(labels), rating_seed)
+    rating_seconds = time.perf_counter() - started
+
+    seats = _seat_counts(lineups, len(labels))
+    wins = _agent_wins(lineups, won, len(labels))
+    ranking = []
+    for agent in range(len(labels)):
+        seat_rounds, win_count = int(seats[:, agent].sum()), int(wins[:, agent].sum())
+        if not seat_rounds:  # its tables were not reached before a Ctrl-C
+            continue
+        low, high = wilson_interval(win_count, seat_rounds)
+        ranking.append({
+            "agent": labels[agent],
+            "mu": float(mu[agent]),
+            "sigma": float(sigma[agent]),
+            "ordinal": float(mu[agent] - 3 * sigma[agent]),
+            "seat_rounds": seat_rounds,
+            "wins": win_count,
+            "win_rate": win_count / seat_rounds,
+            "low": low,
+            "high": high,
+            "fair_share": 1 / num_players,
+            "mean_points": float(points[lineups == agent].mean()),
+        })
+    ranking.sort(key=lambda entry: -entry["mu"])
+    for position, entry in enumerate(ranking, 1):
+        entry["rank"] = position
+    played_rounds = len(lineups)
+    return {
+        "ranking": [{"rank": entry.pop("rank"), **entry} for entry in ranking],
+        "rows": rows,
+        "pairwise": _pairwise(rows, labels, num_players),
+        "tables": [{"name": table.name, "kind": table.kind, "rounds": len(table.lineups)} for table in tables],
+        "config": {
+            "agents": labels,
+            "num_players": num_players,
+            "rounds_per_table": rounds,
+            "seed": seed,
+            "num_envs": num_envs,
+            "unit": unit,
+            "rules": rules.as_dict(),
+            "version": hpuno_env.__version__,
+        },
+        "timing": {
+            "playing_seconds": playing_seconds,
+            "rating_seconds": rating_seconds,
+            "rounds": played_rounds,
+            "truncated": int(np.concatenate(all_truncated).sum()),
+            "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
+        },
+        **({"records": records} if record else {}),
+    }
+
+
+MAX_SEAT_ROUNDS = 20_000_000  # rounds x tables x seats a tournament keeps in memory (about 40 bytes each)
+
+
+def check_size(num_agents: int, num_players: int, rounds: int, mixed: bool = True) -> None:
+    """ValueError if the tournament's seatings and results would not fit in memory (checked before any is made)."""
+    tables = len(schedule([str(agent) for agent in range(num_agents)], num_players, 1, mixed))
+    seat_rounds = rounds * tables * num_players
+    if seat_rounds > MAX_SEAT_ROUNDS:
+        raise ValueError(
+            f"rounds={rounds:,} over {tables} tables of {num_players} seats is {seat_rounds:,} seat-rounds, more than the "
+            f"{MAX_SEAT_ROUNDS:,} a tournament keeps in memory: play at most {MAX_SEAT_ROUNDS // (tables * num_players):,} "
+            "rounds per table (several tournaments with other seeds can be combined)"
+        )
+
+
+def _spread(count: int, parts: int) -> list[int]:
+    """``count`` split into ``parts`` near-equal shares, the larger ones first."""
+    share, extra = divmod(count, parts)
+    return [share + (part < extra) for part in range(parts)]
+
+
+def _record_entries(number: int, table: Table, played: dict, labels: list[str], unit: str) -> list[dict]:
+    """``run``'s ``records`` entries of table ``number`` (from 1): each record labelled with its
+    agents per seat and its place in the tournament."""
+    entries = []
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", table.name).strip("-")  # a file name on every system
+    width = len(str(len(table.lineups) - 1))
+    for round_index, kept in sorted(played["records"].items()):
+        players = [labels[agent] for agent in table.lineups[round_index]]
+        won = np.flatnonzero(played["won"][round_index])
+        kept = {**kept, "players": players, "tournament": {"table": table.name, "round": round_index}}
+        entries.append({
+            "table": table.name,
+            "round": round_index,
+            "file": f"{number:02d}-{slug}-{unit}{round_index:0{width}d}.json",
+            "players": players,
+            "winner": int(won[0]) if len(won) == 1 else None,
+            "record": kept,
+        })
+    return entries
+
+
+# ------------------------------------------------------------ reporting
+
+
+def _format_grid(header: list[str], lines: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(cell) for cell in column) for column in zip(header, *lines)]
+    def fmt(cells):
+        return "  ".join(cell.rjust(width) if index in right else cell.ljust(width) for index, (cell, width) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([fmt(header), fmt(["-" * width for width in widths])] + [fmt(line) for line in lines])
+
+
+def format_report(result: dict) -> str:
+    """The ranked table, the per-table results and the timing, as plain text."""
+    config, timing = result["config"], result["timing"]
+    unit = config["unit"]
+    win_header, points_header = ("match win rate", "mean score") if unit == "match" else ("win rate", "mean points")
+    ranked = _format_grid(
+        ["rank", "agent", "rating (mu ± sigma)", f"{win_header} per seat [95%]", "fair", points_header, "seat-" + unit + "s"],
+        [[str(entry["rank"]), entry["agent"], f"{entry['mu']:.2f} ± {entry['sigma']:.2f}",
+          f"{entry['win_rate']:.3f} [{entry['low']:.3f}, {entry['high']:.3f}]", f"{entry['fair_share']:.3f}",
+          f"{entry['mean_points']:+.1f}", f"{entry['seat_rounds']:,}"] for entry in result["ranking"]],
+        right={0, 4, 5, 6},
+    )
+    per_table = _format_grid(
+        ["table", "agent", "seats", f"{win_header} [95%]", "fair", points_header, "truncated"],
+        [[row["table"], row["agent"], f"{row['seats']:.2f}".rstrip("0").rstrip("."), f"{row['win_rate']:.3f} [{row['low']:.3f}, {row['high']:.3f}]",
+          f"{row['fair_share']:.3f}", f"{row['mean_points']:+.1f}", str(row["truncated"])] for row in result["rows"]],
+        right={2, 4, 5, 6},
+    )
+    non_default = {name: value for name, value in config["rules"].items() if value != _default_rules()[name]}
+    heading = (
+        f"{len(config['agents'])} agents, {config['num_players']} players, {_count(config['rounds_per_table'], unit)} per table, "
+        f"{_count(len(result['tables']), 'table')}, seed {config['seed']}, rules {non_default or 'default'}"
+    )
+    footer = (
+        f"{_count(timing['rounds'], unit)} ({timing['truncated']:,} truncated) in {timing['playing_seconds']:.1f} s "
+        f"({timing['rounds_per_second']:,.0f} {_plural(unit)}/s); rating {timing['rating_seconds']:.1f} s"
+    )
+    if "partial" in result:
+        done = result["partial"]
+        heading = (f"PARTIAL: interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables "
+                   f"(the ranking is of those tables only)\n{heading}")
+    return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
+
+
+def _default_rules() -> dict:
+    from hpuno_env import RulesOptions
+
+    return RulesOptions().as_dict()
+
+
+def plot_pairwise(result: dict, ax=None):
+    """Heat map of ``result["pairwise"]``: row agent alone against copies of the column agent,
+    each cell its win rate and 95% interval, coloured round the fair share. Returns the Figure."""
+    from matplotlib.colors import TwoSlopeNorm
+    from matplotlib.figure import Figure
+
+    pairwise = result["pairwise"]
+    labels = pairwise["agents"]
+    size = len(labels)
+    if ax is None:
+        ax = Figure(figsize=(1.6 * size + 2.2, 1.2 * size + 1.6), layout="constrained").add_subplot()
+    rates = np.array([[np.nan if value is None else value for value in line] for line in pairwise["win_rate"]])
+    fair = pairwise["fair_share"]
+    ax.set_facecolor("#e0e0e0")  # the empty diagonal (NaN is drawn transparent)
+    image = ax.imshow(rates, cmap="RdBu", norm=TwoSlopeNorm(vcenter=fair, vmin=0.0, vmax=1.0))
+    for i in range(size):
+        for j in range(size):
+            if i == j:
+                continue
+            dark = abs(rates[i, j] - fair) > 0.3
+            ax.text(j, i, f"{rates[i, j]:.3f}\n[{pairwise['low'][i][j]:.3f}, {pairwise['high'][i][j]:.3f}]",
+                    ha="center", va="center", fontsize=8, color="white" if dark else "black")
+    ax.set_xticks(range(size), labels, rotation=30, ha="right")
+    ax.set_yticks(range(size), labels)
+    players = result["config"]["num_players"]
+    ax.set_xlabel("opponent" if players == 2 else f"opponent ({players - 1} copies)")
+    ax.set_ylabel("agent")
+    ax.set_title(f"win rate, {players} players, {result['config']['rounds_per_table']:,} {result['config']['unit']}s per table (fair {fair:.2f})", fontsize=10)
+    ax.figure.colorbar(image, ax=ax, shrink=0.8, label="win rate")
+    return ax.figure
+
+
+def plot_ratings(result: dict, ax=None):
+    """The ranking's openskill ratings, mu with error bars of ±1.96 sigma (95%). Returns the Figure."""
+    from matplotlib.figure import Figure
+
+    ranking = result["ranking"][::-1]  # best at the top
+    if ax is None:
+        ax = Figure(figsize=(6, 0.5 * len(ranking) + 1.4), layout="constrained").add_subplot()
+    positions = np.arange(len(ranking))
+    ax.errorbar([entry["mu"] for entry in ranking], positions, xerr=[1.96 * entry["sigma"] for entry in ranking],
+                fmt="o", capsize=4, color="tab:blue")
+    ax.set_yticks(positions, [entry["agent"] for entry in ranking])
+    ax.set_xlabel("openskill rating (mu, bars ±1.96 sigma)")
+    ax.set_title(f"ratings from {result['timing']['rounds']:,} {result['config']['unit']}s, {result['config']['num_players']} players", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    return ax.figure
+
+
+def _plural(noun: str) -> str:
+    return noun + ("es" if noun.endswith("ch") else "s")
+
+
+def _count(number: int, noun: str) -> str:
+    """'1 match', '2,000 matches', '3 tables'."""
+    return f"{number:,} {noun if number == 1 else _plural(noun)}"
+
+
+OUTPUT_FILES = ("results.csv", "results.json")
+PICTURE_FILES = ("tournament_pairwise.png", "tournament_ratings.png")
+
+
+def outputs_problem(out_dir: str, plot: bool, record: bool) -> str | None:
+    """Why ``write_outputs`` could not write into ``out_dir`` (checked before any game is played), or None."""
+    problem = folder_problem(out_dir)
+    names = (*OUTPUT_FILES, *(PICTURE_FILES if plot else ()))
+    for name in names:
+        problem = problem or file_problem(os.path.join(out_dir, name))
+    return problem or (folder_problem(os.path.join(out_dir, "records")) if record else None)
+
+
+def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str | None = None) -> list[str]:
+    """Write results.csv (the per-table rows), results.json (everything, and the command; of the
+    records only their list), with ``plot`` tournament_pairwise.png and tournament_ratings.png, and
+    each of ``result["records"]`` as ``records/<its file>`` into out_dir. Returns the paths."""
+    from hpuno_env.records import save_record
+
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    csv_path = os.path.join(out_dir, OUTPUT_FILES[0])
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(result["rows"][0]))
+        writer.writeheader()
+        writer.writerows(result["rows"])
+    paths.append(csv_path)
+    json_path = os.path.join(out_dir, OUTPUT_FILES[1])
+    records = result.get("records", [])
+    listed = {"records": [{key: value for key, value in entry.items() if key != "record"} for entry in records]} if records else {}
+    with open(json_path, "w") as handle:
+        json.dump({"command": command, **result, **listed}, handle, indent=2)
+        handle.write("\n")
+    paths.append(json_path)
+    for entry in records:
+        path = os.path.join(out_dir, "records", entry["file"])
+        save_record(entry["record"], path)
+        paths.append(path)
+    if plot:
+        for name, draw in zip(PICTURE_FILES, (plot_pairwise, plot_ratings)):
+            path = os.path.join(out_dir, name)
+            draw(result).savefig(path, dpi=100)
+            paths.append(path)
+    return paths
+
+
+# ------------------------------------------------------------ command line
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from agents.players import available
+
+    parser = argparse.ArgumentParser(
+        prog="hpuno-tournament",
+        description=(
+            "Play every pairing of the given agents on the batched engine (each agent alone against "
+            "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players; "
+            "seats rotated, every round played to its end), then print a ranked table with 95% intervals "
+            "and openskill ratings."
+        ),
+        epilog=f"Agent names: {', '.join(available())}, or the path of a saved agent file.",
+    )
+    parser.add_argument("agents", nargs="+", metavar="AGENT", help="two or more agent names or paths (a name given twice is compared with itself)")
+    parser.add_argument("--players", type=int, default=2, help="seats per game, 2..10 (default: 2)")
+    parser.add_argument("--rounds", type=int, default=2000, help="rounds per table; whole matches with --episode match (default: 2000)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the agents, the games and the rating order (default: 0)")
+    parser.add_argument("--envs", type=int, default=DEFAULT_ENVS, help=f"game slots stepped together (default: {DEFAULT_ENVS})")
+    parser.add_argument("--episode", choices=("round", "match"), default=None,
+                        help="'round' (default): each entry is one round; 'match': each is a whole match to target_score")
+    parser.add_argument("--rule", action="append", default=[], metavar="NAME=VALUE",
+                        help="a rules option, repeatable: e.g. --rule uno_penalty=4 --rule wd4_bluffing=false (values: ints, true/false, strings)")
+    parser.add_argument("--rules", metavar="JSON", help='the same options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
+    parser.add_argument("--no-mixed", action="store_true", help="skip the mixed table")
+    parser.add_argument("--out", metavar="DIR", help="write results.csv and results.json (and, with --plot, PNG pictures) here")
+    parser.add_argument("--plot", action="store_true", help="with --out: draw the pairwise win-rate matrix and the ratings")
+    parser.add_argument("--record", type=int, default=0, metavar="N",
+                        help="with --out: save the game records of N rounds (spread evenly over the tables, each table's first "
+                             "rounds) as DIR/records/<table>-round<r>.json; replay one with python -m hpuno_env.replay FILE")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # small batched networks: a second thread only contends on a 2-core machine (10x slower seen)
+    if args.plot and not args.out:
+        parser.error("--plot needs --out DIR (where the pictures go)")
+    if args.record and not args.out:
+        parser.error("--record needs --out DIR (the records go in DIR/records/)")
+    try:
+        rules = parse_rules(args.rule, args.rules)
+        if args.episode is not None:
+            if rules.get("episode", args.episode) != args.episode:
+                raise ValueError(f"--episode {args.episode} contradicts --rule episode={rules['episode']}")
+            rules["episode"] = args.episode
+        # Check everything (players, counts, agents) before any game is played.
+        from hpuno_env.options import check_num_players
+
+        from hpuno_env._checks import check_positive_int, check_seed
+
+        check_num_players(args.players)
+        check_positive_int(args.rounds, "--rounds")
+        check_positive_int(args.envs, "--envs")
+        if args.record < 0:
+            raise ValueError(f"--record must be a non-negative int, got {args.record}")
+        check_seed(args.seed, "--seed")
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
+    except (ValueError, TypeError) as error:
+        parser.error(str(error))
+    problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
+    if problem:  # found now, not after the games
+        parser.error(f"--out: {problem}")
+    try:
+        check_size(len(labels), args.players, args.rounds, not args.no_mixed)
+    except ValueError as error:
+        parser.error(str(error))
+    progress = not args.quiet and sys.stderr.isatty()
+    status = 0
+    try:
+        result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, args.record, **rules)
+    except TournamentInterrupted as interrupted:  # Ctrl-C: report and save the tables that finished
+        result, status = interrupted.result, 130
+        if result is None:
+            print("interrupted before the first table finished: nothing to report", file=sys.stderr)
+            return status
+        done = result["partial"]
+        print(f"interrupted: {done['tables_finished']} of {done['tables_scheduled']} tables finished; "
+              "their results follow (marked partial)", file=sys.stderr)
+    print(format_report(result))
+    if args.out:
+        command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
+        records_dir = os.path.join(args.out, "records")
+        paths = write_outputs(result, args.out, args.plot, command)
+        for path in paths:
+            if os.path.dirname(path) != records_dir:
+                print(f"wrote {path}")
+        if result.get("records"):
+            print(f"wrote {len(result['records'])} game records in {records_dir} (python -m hpuno_env.replay FILE replays one)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

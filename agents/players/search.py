@@ -1,0 +1,164 @@
+"""A search player: determinized Monte Carlo over a blueprint policy, leaving it only on strong evidence.
+
+``agents.load("search", num_players=2, blueprint="heuristic", worlds=64)``.
+For each decision with more than one legal action:
+
+1. The blueprint (``"heuristic"``, or any name or file ``agents.load`` takes, such
+   as ``"ppo_2p"``) names its action.
+2. The position as the player sees it (its observation: the player needs
+   nothing else, so it plays in every harness) becomes ``worlds`` games
+   consistent with it: ``VectorEngine.load_view`` then ``determinize_into``,
+   every card the player has not seen dealt again.
+3. Every legal action is tried in the same worlds, with the same random
+   streams (a paired comparison: the worlds' luck is common to all
+   candidates), and each world is played to the end of the round by the
+   ``rollout`` policy in every seat (compiled: ``"heuristic"``,
+   ``"random-play"``, ``"random"``; or ``"blueprint"``, the blueprint itself
+   stepping the worlds from Python, slow).
+4. The player leaves the blueprint's action only for the candidate with the
+   most wins, and only if it beats the blueprint's action in the same worlds by
+   more than ``gate`` standard errors of the paired differences (and by at
+   least one world). Otherwise it plays the blueprint's action: with few
+   worlds the search mostly agrees, instead of playing noise.
+
+``last_search`` holds the last decision's numbers (candidates, wins, the
+paired mean difference and its standard error) for inspection. In a jump
+window (house rule ``jump_in``) it plays the blueprint's action: the view there
+does not say whose turn follows, so no worlds can be dealt from it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpuno_env import VectorEngine, observation_layout
+from hpuno_env.options import RulesOptions
+
+from ._base import SeededAgent
+from ._batch import check_batch
+from .heuristic import HeuristicAgent
+
+COMPILED_ROLLOUTS = ("heuristic", "random-play", "random")
+
+
+class SearchAgent(SeededAgent):
+    """Determinized Monte Carlo search over a blueprint (module docstring).
+
+    Args:
+        num_players: seats of the games it plays.
+        seed: its random stream (worlds and the blueprint's tie-breaks).
+        blueprint: the policy it improves, an object with ``act`` (default: the heuristic); ``agents.load("search",
+            blueprint=NAME)`` loads one by name or file.
+        worlds: worlds per decision (every candidate is tried in each).
+        rollout: the policy playing the worlds out, one of ``COMPILED_ROLLOUTS`` or ``"blueprint"``.
+        gate: standard errors of the paired differences a candidate must win by.
+        rules: the rules options of the games it plays (``VectorEngine``'s), default the standard rules.
+    """
+
+    def __init__(self, num_players: int = 4, seed: int | None = None, blueprint=None, worlds: int = 64,
+                 rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None):
+        self.blueprint = None  # set below, already seeded; SeededAgent.__init__ calls seed() before that
+        super().__init__(num_players, seed)
+        if blueprint is None:
+            blueprint = HeuristicAgent(num_players, seed=seed)
+        if not callable(getattr(blueprint, "act", None)):
+            raise TypeError(f"blueprint must be a policy with act(observations, action_masks), got {type(blueprint).__name__}; "
+                            "agents.load('search', blueprint=NAME) loads one by name or file")
+
+        if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 2:
+            raise ValueError(f"worlds must be an int of at least 2, got {worlds!r}")
+        if rollout not in (*COMPILED_ROLLOUTS, "blueprint"):
+            raise ValueError(f"rollout must be one of {(*COMPILED_ROLLOUTS, 'blueprint')}, got {rollout!r}")
+        if isinstance(gate, bool) or not isinstance(gate, (int, float)) or gate < 0:
+            raise ValueError(f"gate must be a number >= 0, got {gate!r}")
+        self.rules = RulesOptions.from_kwargs(**(rules or {})).as_dict()
+        if self.rules["episode"] != "round":
+            raise ValueError("the search player plays rounds: rules episode must be 'round'")
+        self.blueprint = blueprint
+        self.worlds = int(worlds)
+        self.rollout = rollout
+        self.gate = float(gate)
+        self._view = VectorEngine(1, num_players, auto_reset=False, **self.rules)
+        self._jump_flag = observation_layout(num_players)["house_phase"].start + 1
+        self._engines: dict[int, VectorEngine] = {}
+        self.last_search: dict | None = None
+        self.decisions = 0
+        self.changed = 0  # decisions where it left the blueprint's action
+
+    def seed(self, seed: int | None) -> None:
+        super().seed(seed)
+        if callable(getattr(self.blueprint, "seed", None)):
+            self.blueprint.seed(seed)
+
+    def act(self, observations, action_masks) -> np.ndarray:
+        masks = check_batch(observations, action_masks, self.num_players)
+        observations = np.asarray(observations)
+        chosen = np.asarray(self.blueprint.act(observations, masks)).copy()
+        for row in np.flatnonzero(masks.sum(axis=1) > 1):
+            chosen[row] = self.search(observations[row], masks[row], int(chosen[row]))
+        return chosen
+
+    def search(self, observation: np.ndarray, mask: np.ndarray, default: int) -> int:
+        """The action for one position: ``default`` (the blueprint's) unless a candidate beats it clearly."""
+        candidates = np.flatnonzero(mask)
+        count, worlds = len(candidates), self.worlds
+        if observation[self._jump_flag]:  # a jump window's view does not say whose turn follows: no worlds
+            return default
+        engine = self._engine(count * worlds)
+        self._view.load_view(0, observation.astype(np.int8))
+        first = np.arange(worlds)
+        engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(2**63)))
+        for k in range(1, count):  # the same worlds, with the same random streams, for every candidate
+            engine.copy_games_into(first + k * worlds, engine, first)
+        engine.leave_idle(np.arange(count * worlds, engine.num_games))
+        actions = np.full(engine.num_games, -1, np.int64)
+        actions[:count * worlds] = np.repeat(candidates, worlds)
+        _, terminated, _ = engine.step(actions, partial=True)
+        winners = self._play_out(engine, count * worlds)
+        # A round the candidate itself ended was won by its player (seat 0 of every world).
+        won = ((winners == 0) | terminated[:count * worlds]).reshape(count, worlds).astype(np.float64)
+        base = int(np.flatnonzero(candidates == default)[0])
+        differences = won - won[base]
+        mean = differences.mean(axis=1)
+        error = differences.std(axis=1, ddof=1) / np.sqrt(worlds)
+        best = int(np.argmax(won.sum(axis=1)))
+        strong = mean[best] > self.gate * error[best] and won[best].sum() > won[base].sum()
+        action = int(candidates[best]) if best != base and strong else default
+        self.decisions += 1
+        self.changed += action != default
+        self.last_search = {
+            "candidates": candidates.tolist(), "wins": won.sum(axis=1).astype(int).tolist(), "worlds": worlds,
+            "blueprint": default, "mean_difference": mean.tolist(), "standard_error": error.tolist(), "action": action,
+        }
+        return action
+
+    def _engine(self, games: int) -> VectorEngine:
+        """An engine of at least ``games`` slots, reused: sizes go up in whole multiples of the worlds."""
+        size = self.worlds * int(np.ceil(games / self.worlds))
+        if size not in self._engines:
+            self._engines[size] = VectorEngine(size, self.num_players, auto_reset=False, **self.rules)
+            self._engines[size].leave_idle(np.arange(size))
+        return self._engines[size]
+
+    def _play_out(self, engine: VectorEngine, games: int) -> np.ndarray:
+        """The winning seat of each of the first ``games`` worlds played to the end of the round (-1: none)."""
+        if self.rollout != "blueprint":
+            winners, _ = engine.rollout(self.rollout, games=np.arange(games))
+            return winners
+        winners = np.full(games, -1, np.int64)
+        actions = np.full(engine.num_games, -1, np.int64)
+        observations, masks = engine.observe(), engine.legal_mask()
+        while True:
+            playing = np.flatnonzero(masks[:games].any(axis=1))
+            if not playing.size:
+                return winners
+            actions[:] = -1
+            actions[playing] = self.blueprint.act(observations[playing], masks[playing])
+            observations, masks, _, terminated, _ = engine.step_observe(actions, partial=True)
+            ended = np.flatnonzero(terminated[:games])
+            winners[ended] = np.asarray(engine.state.turn_player)[ended]
+
+    def __repr__(self) -> str:
+        return (f"SearchAgent(num_players={self.num_players}, blueprint={self.blueprint!r}, worlds={self.worlds}, "
+                f"rollout={self.rollout!r}, gate={self.gate})")
+

@@ -1,0 +1,276 @@
+"""Ray RLlib adapters (``hpuno_env.rllib``): RLlib's env check, illegal actions, reward credit,
+the batched env against the engine, and one PPO iteration with a worker process."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import ray
+import torch
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+from hpuno_env import VectorEngine
+from hpuno_env.rllib import (
+    HPUnoMultiAgentEnv,
+    HPUnoVectorMultiAgentEnv,
+    LEARNER_POLICY,
+    LeagueMapping,
+    RLModulePolicy,
+    frozen_policy,
+    ppo_config,
+)
+
+
+def test_importing_the_package_does_not_import_ray():
+    code = "import sys, hpuno_env; hpuno_env.env(2); assert 'ray' not in sys.modules, 'ray imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_rllib_env_check_passes_with_unmasked_random_actions():
+    env = HPUnoMultiAgentEnv({"num_players": 3})
+    for _ in range(30):  # the check steps one unmasked random action: mostly illegal
+        check_multiagent_environments(env)
+    observations, _ = env.reset(seed=0)
+    (agent, view), = observations.items()
+    assert env.observation_spaces[agent].contains(view)
+    assert view["observations"].dtype == np.float32 and view["action_mask"].dtype == np.float32
+
+
+def _illegal_action(view) -> int:
+    return int(np.flatnonzero(view["action_mask"] == 0)[0])
+
+
+def test_illegal_action_loses_the_round_or_raises():
+    env = HPUnoMultiAgentEnv({"num_players": 3})
+    observations, _ = env.reset(seed=1)
+    (agent, view), = observations.items()
+    observations, rewards, terminateds, truncateds, infos = env.step({agent: _illegal_action(view)})
+    assert terminateds["__all__"] and not truncateds["__all__"]
+    assert rewards == {name: (-1.0 if name == agent else 0.0) for name in env.possible_agents}
+    assert set(observations) == set(env.possible_agents) and "illegal_action" in infos[agent]
+    with pytest.raises(ValueError, match="round is over"):
+        env.step({agent: 0})
+
+    strict = HPUnoMultiAgentEnv({"num_players": 3, "illegal_action": "raise"})
+    observations, _ = strict.reset(seed=1)
+    (agent, view), = observations.items()
+    with pytest.raises(ValueError, match="illegal action"):
+        strict.step({agent: _illegal_action(view)})
+    with pytest.raises(ValueError, match="no action for"):
+        strict.step({})
+    with pytest.raises(TypeError, match="must be an int"):
+        strict.step({agent: 1.5})
+    legal = int(np.flatnonzero(view["action_mask"])[0])
+    strict.step({agent: legal})  # nothing changed: the agent to act still acts
+
+    with pytest.raises(ValueError, match="illegal_action"):
+        HPUnoMultiAgentEnv({"illegal_action": "ignore"})
+    with pytest.raises(ValueError, match="no_such_rule"):
+        HPUnoMultiAgentEnv({"no_such_rule": 1})
+
+
+def test_batched_env_pays_each_seat_what_the_engine_paid_it():
+    """Random legal play in 4 games of 3-player matches with points paid at every round's end
+    (to seats that are not moving): the batched env hands each seat exactly the engine's
+    payments, each with one of that seat's own observations, and flags the same endings."""
+    rules = {"num_players": 3, "episode": "match", "reward": "points", "target_score": 150}
+    games, seed = 4, 7
+    env = HPUnoVectorMultiAgentEnv(games, {**rules, "seed": seed})
+    engine = VectorEngine(num_games=games, seed=seed, auto_reset=False, **rules)
+    observations, _ = env.reset(seed=seed)
+    engine.reset(seed=seed)
+    rng = np.random.default_rng(0)
+    paid_by_engine = np.zeros((games, 3))
+    paid_by_env = np.zeros((games, 3))
+    ended = 0
+    for _ in range(3000):
+        masks = engine.legal_mask()
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)
+        action_dicts = []
+        for g in range(games):
+            if engine.current_player[g] < 0:  # over: the env deals it again in this step
+                action_dicts.append({})
+                continue
+            (agent, view), = observations[g].items()
+            assert agent == f"player_{engine.current_player[g]}"
+            assert np.array_equal(view["action_mask"] > 0, masks[g])
+            action_dicts.append({agent: int(actions[g])})
+        running = engine.current_player >= 0
+        stepped = np.where(running, actions, -1)
+        rewards, terminated, truncated = engine.step(stepped, partial=True)
+        paid_by_engine += rewards
+        engine.reset(games=np.flatnonzero(~running))
+        observations, env_rewards, terminateds, truncateds, _ = env.step(action_dicts)
+        for g in range(games):
+            assert set(env_rewards[g]) <= set(observations[g]), "a reward without an observation"
+            for agent, reward in env_rewards[g].items():
+                paid_by_env[g, int(agent.split("_")[1])] += reward
+            if running[g]:
+                assert terminateds[g]["__all__"] == terminated[g] and truncateds[g]["__all__"] == truncated[g]
+                ended += terminated[g]
+    assert ended >= 2, "too few matches ended to test anything"
+    np.testing.assert_allclose(paid_by_env, paid_by_engine, atol=1e-5)
+
+
+def test_league_mapping_is_fixed_per_episode_and_fair():
+    class Episode:
+        def __init__(self, id_):
+            self.id_ = id_
+
+    mapping = LeagueMapping(num_players=3, num_frozen=2)
+    learner_seats = []
+    for index in range(600):
+        episode = Episode(f"{index:032x}")
+        modules = [mapping(f"player_{seat}", episode) for seat in range(3)]
+        assert modules == [mapping(f"player_{seat}", episode) for seat in range(3)]
+        assert modules.count(LEARNER_POLICY) == 1
+        assert set(modules) - {LEARNER_POLICY} <= {frozen_policy(0), frozen_policy(1)}
+        learner_seats.append(modules.index(LEARNER_POLICY))
+    assert min(np.bincount(learner_seats, minlength=3)) > 150
+    with pytest.raises(ValueError, match="num_frozen"):
+        LeagueMapping(3, 0)
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the learner runs here; extra threads only contend on a busy machine
+    yield
+    torch.set_num_threads(threads)
+    ray.shutdown()
+
+
+def _runner_weights(algo, module_id: str) -> np.ndarray:
+    """The first layer's bias of module_id as the env runner process holds it."""
+    return algo.env_runner_group.foreach_env_runner(
+        lambda runner: next(iter(runner.module[module_id].state_dict().values())).numpy().copy(), local_env_runner=False)[0]
+
+
+def _learner_weights(algo) -> np.ndarray:
+    return next(iter(algo.learner_group.get_weights([LEARNER_POLICY])[LEARNER_POLICY].values()))
+
+
+def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
+    """One PPO iteration of a learner against a frozen snapshot of itself, sampled by one env
+    runner process: the snapshot the runner plays is the learner's weights at the start and
+    after the refresh, the sampled actions are legal, and every finished round pays +1 to its
+    winner and -1 to the other seat."""
+    # Without voluntary draws an untrained policy ends a round in about a hundred decisions
+    # (thousands with them), so the sample below holds finished rounds to check.
+    config = ppo_config(2, runners=1, games_per_runner=8, train_batch=256, minibatch=128, epochs=1, hidden=(64,),
+                        league=1, snapshot_every=1, voluntary_draw=False, max_turns=200)
+    algo = config.build_algo()
+    try:
+        start = _learner_weights(algo)
+        assert np.allclose(_runner_weights(algo, frozen_policy(0)), start)
+        result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled"] >= 256
+        assert np.isfinite(result["learners"][LEARNER_POLICY]["total_loss"])
+        trained = _learner_weights(algo)
+        assert not np.allclose(trained, start) and result["league_refreshed"] == frozen_policy(0)
+        assert np.allclose(_runner_weights(algo, frozen_policy(0)), trained)
+        chunks = algo.env_runner_group.foreach_env_runner(lambda runner: runner.sample(num_timesteps=1600),
+                                                          local_env_runner=False)[0]
+        finished = 0
+        for chunk in chunks:
+            for single in chunk.agent_episodes.values():
+                masks = np.asarray(single.get_observations()["action_mask"])[:len(single)]
+                actions = np.asarray(single.get_actions())
+                assert masks[np.arange(len(actions)), actions].all(), "an illegal action was sampled"
+            final = sorted(single.get_rewards()[-1] for single in chunk.agent_episodes.values())
+            if chunk.is_terminated:
+                finished += 1
+                assert final == [-1.0, 1.0]
+            elif chunk.is_truncated:  # max_turns: nobody won, and the value is bootstrapped
+                assert final == [0.0, 0.0] and not any(single.is_terminated for single in chunk.agent_episodes.values())
+        assert finished >= 4, "too few rounds ended to check the credit"
+        policy = RLModulePolicy(algo.get_module(LEARNER_POLICY), num_players=2)
+        engine = VectorEngine(num_games=64, num_players=2, seed=3)
+        engine.reset()
+        masks = engine.legal_mask()
+        actions = policy.act(engine.observe(), masks)
+        assert masks[np.arange(64), actions].all()
+    finally:
+        algo.stop()
+
+
+def load_train_rllib():
+    import importlib.util
+    import pathlib
+
+    spec = importlib.util.spec_from_file_location("train_rllib_script", pathlib.Path(__file__).resolve().parents[2] / "train_rllib.py")
+    script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script  # dataclasses look their module up there
+    spec.loader.exec_module(script)
+    return script
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--hidden", "256,0"], "--hidden must be positive layer sizes"),
+    (["--rules", '{"uno_penalt": 3}'], "--rules: unknown rules option(s) ['uno_penalt']"),
+    (["--rules", "[1]"], "--rules: expected a JSON object"),
+    (["--iterations", "0"], "--iterations must be at least 1"),
+    (["--players", "1"], "--players must be in [2, 10], got 1"),
+    (["--lr", "0"], "--lr must be in (0, 1]"),
+    (["--entropy-coeff", "-1"], "--entropy-coeff must be >= 0"),
+    (["--out", "/proc/version/rllib"], "--out: "),
+    (["--checkpoint-every", "-1"], "--checkpoint-every must be at least 0"),
+])
+def test_train_rllib_refuses_bad_options_before_ray_starts(argv, message, capsys, tmp_path):
+    script = load_train_rllib()
+    assert script.parse_args(["--players", "4", "--out", str(tmp_path)]).players == 4
+    ray_was_running = ray.is_initialized()  # another test may have started it
+    with pytest.raises(SystemExit) as exit_:
+        script.parse_args(["--out", str(tmp_path), *argv])
+    assert exit_.value.code == 2 and message in capsys.readouterr().err and ray.is_initialized() == ray_was_running
+
+
+def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_c(local_ray, tmp_path, monkeypatch, capsys):
+    from ray.rllib.algorithms.ppo import PPO
+
+    script = load_train_rllib()
+    out = str(tmp_path / "run")
+    tiny = ["--runners", "0", "--games-per-runner", "8", "--train-batch", "256", "--minibatch", "128", "--epochs", "1",
+            "--eval-rounds", "0", "--rules", '{"voluntary_draw": false, "max_turns": 200}']
+    assert script.main(["--iterations", "1", "--hidden", "32", "--out", out, *tiny]) == 0
+    progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert progress["iterations"] == 1 and progress["options"]["hidden"] == "32"
+    assert progress["env_steps"] >= 256 and progress["seconds"] > 0  # one batch of 256 steps, at least
+    assert ray.is_initialized()  # the Ray it found running is left running
+
+    for argv, message in ((["--out", out], "already holds a checkpoint: --resume continues it"),
+                          (["--out", out, "--resume", "--hidden", "64"], "--hidden 64: the checkpoint"),
+                          (["--out", str(tmp_path / "none"), "--resume"], "--resume: no checkpoint in"),
+                          (["--out", out, "--resume", "--overwrite"], "contradict each other")):
+        with pytest.raises(SystemExit) as exit_:
+            script.parse_args(argv)
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert script.parse_args(["--out", out, "--resume", "--hidden", " 32"]).hidden == " 32"  # the same layers, written otherwise
+
+    real_train, calls = PPO.train, []
+
+    def train_then_interrupt(self):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_train(self)
+
+    monkeypatch.setattr(PPO, "train", train_then_interrupt)
+    # --hidden not given: the run's own 32, or restoring its weights would fail
+    assert script.main(["--iterations", "5", "--out", out, "--resume"]) == 130
+    printed = capsys.readouterr().out
+    assert "resumed from" in printed and "at iteration 1" in printed and "iter    2" in printed
+    assert "interrupted after iteration 2" in printed and f"resume with: python train_rllib.py --out {out} --resume" in printed
+    resumed = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert resumed["iterations"] == 2 and resumed["env_steps"] > progress["env_steps"] and resumed["seconds"] > progress["seconds"]
+    assert sorted(os.listdir(tmp_path / "run")) == ["checkpoint"]  # no half-written folder left
+    monkeypatch.setattr(PPO, "train", real_train)
+    assert script.main(["--iterations", "2", "--out", out, "--resume"]) == 0
+    assert "at iteration 2 (" in (printed := capsys.readouterr().out) and "; nothing to train" in printed
+    assert script.main(["--iterations", "1", "--hidden", "16", "--overwrite", "--out", out, *tiny]) == 0  # a new run there
+    progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert progress["iterations"] == 1 and progress["options"]["hidden"] == "16"

@@ -1,0 +1,85 @@
+"""The search player (agents.players.search) and the exploitability tool (agents.studies.exploit)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import agents
+from agents.studies import exploit
+from agents.evaluation.rounds import win_rate
+from hpuno_env import VectorEngine
+
+
+def positions(num_players: int, games: int = 32, steps: int = 40, seed: int = 0):
+    engine = VectorEngine(games, num_players, seed=seed)
+    engine.reset()
+    policy = agents.load("random-play", num_players, seed=seed)
+    for _ in range(steps):
+        engine.step(policy.act(engine.observe(), engine.legal_mask()))
+    return engine.observe(), engine.legal_mask()
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_search_plays_legal_actions_and_repeats_under_a_seed(num_players):
+    observations, masks = positions(num_players)
+    first = agents.load("search", num_players, seed=3, worlds=8).act(observations, masks)
+    assert masks[np.arange(len(masks)), first].all()
+    again = agents.load("search", num_players, seed=3, worlds=8).act(observations, masks)
+    assert np.array_equal(first, again)
+
+
+def test_a_closed_gate_plays_the_blueprint():
+    observations, masks = positions(2, seed=1)
+    searched = agents.load("search", 2, seed=5, worlds=8, gate=1e9).act(observations, masks)
+    assert np.array_equal(searched, agents.load("heuristic", 2, seed=5).act(observations, masks))
+
+
+def test_search_improves_a_weak_blueprint():
+    """Over random play, heuristic rollouts in 16 worlds must find far better moves."""
+    player = agents.load("search", 2, seed=0, blueprint="random", worlds=16)
+    result = win_rate(player, agents.load("random", 2, seed=1), num_players=2, rounds=40, seed=0)
+    assert result["win_rate"] > 0.8, result
+    assert player.changed > 0 and player.last_search["worlds"] == 16
+
+
+def test_search_plays_under_the_house_rules():
+    rules = {"stacking": "mixed", "jump_in": True, "seven_zero": True}
+    player = agents.load("search", 3, seed=0, worlds=4, rules=rules)
+    result = win_rate(player, agents.load("heuristic", 3, seed=1), num_players=3, rounds=12, seed=0, **rules)
+    assert result["rounds"] == 12 and player.decisions > 0
+
+
+def test_search_options_are_checked():
+    with pytest.raises(ValueError, match="worlds"):
+        agents.load("search", 2, worlds=1)
+    with pytest.raises(ValueError, match="rollout"):
+        agents.load("search", 2, rollout="greedy")
+    with pytest.raises(ValueError, match="search"):
+        agents.load("search", 2, depth=3)
+    with pytest.raises(ValueError, match="takes none"):
+        agents.load("heuristic", 2, worlds=8)
+    assert "search" in agents.available()
+
+
+def test_blueprint_rollouts_step_the_worlds_with_the_blueprint():
+    observations, masks = positions(2, games=4, seed=2)
+    player = agents.load("search", 2, seed=0, worlds=4, rollout="blueprint", blueprint="random-play")
+    actions = player.act(observations, masks)
+    assert masks[np.arange(len(masks)), actions].all()
+
+
+def test_exploit_trains_a_best_response_and_reports_it(tmp_path):
+    out = tmp_path / "exploit"
+    code = exploit.main(["random-play", "--players", "2", "--timesteps", "512", "--envs", "8", "--rounds", "40",
+                         "--curve-points", "1", "--curve-rounds", "20", "--warm-start-decisions", "2000", "--out", str(out)])
+    assert code == 0
+    report = json.loads((out / "exploit.json").read_text())
+    assert [point["timesteps"] for point in report["learning_curve"]][0] == 0
+    assert report["learning_curve"][-1]["timesteps"] >= 512
+    assert report["best_response"]["rounds"] == 40 and 0 <= report["best_response"]["low"] <= report["best_response"]["high"] <= 1
+    # The heuristic crushes random-play: the reference says so.
+    assert report["reference"]["win_rate"] > 0.6
+    assert report["agent"] == "random-play" and report["command"].startswith("hpuno-exploit random-play")
