@@ -222,7 +222,7 @@ def test_opponent_can_be_swapped():
 
     env = HPUnoVecEnv(num_envs=4, num_players=2, seed=0)
     env.set_opponent(agents.load("heuristic", 2))
-    assert isinstance(env.batch.opponent, agents.HeuristicAgent)
+    assert isinstance(env.batch.opponent, agents.players.HeuristicAgent)
     with pytest.raises(ValueError):
         env.set_opponent(object())
 

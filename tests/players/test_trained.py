@@ -89,7 +89,7 @@ def test_observation_transform_maps_raw_observations_to_what_the_model_saw(model
     assert (agent.act(raw, masks) != unscaled).any()  # the transform matters: it is really applied
 
 
-def test_from_model_shares_the_live_weights(observations):
+def test_live_agent_shares_the_live_weights(observations):
     model = tiny_model(2)
     raw, masks = observations
     live = live_agent(model, 2)
@@ -338,7 +338,7 @@ def test_export_refuses_bad_arguments_and_writes_nothing(model, tmp_path):
         export(model, path, num_players=2, evaluation={"when": object()})
     with pytest.raises(TypeError, match="MaskablePPO"):
         export(object(), path, num_players=2)
-    with pytest.raises(TypeError, match="from_model"):
+    with pytest.raises(TypeError, match="live_agent"):
         TrainedAgent(model, 2, {})
     assert os.listdir(tmp_path) == []
 
