@@ -254,7 +254,12 @@ REWARD_WIN, REWARD_POINTS = 0, 1
 
 # Events: what happened during the last step of a game, for rendering and logs.
 # Each event is (kind, a, b, c); the meaning of a, b, c is given per kind.
-MAX_EVENTS = 48
+# The room for one step's events. The longest step is a draw until playable (§15.5) through the whole deck:
+# at most 112 draws, the empty draw that ends it and one reshuffle (after one, the discard pile is its top card
+# alone until the turn ends); every other event of a step, a new round's deal included, adds fewer than 30,
+# except the returns of a starting Wild Draw Four, each a chance below 1 in 10 (4 of the 41 or more cards left
+# after a 10-player deal): 256 leaves room for more than a hundred of those in a row.
+MAX_EVENTS = 256
 EV_PLAY = 1  # seat a played card b
 EV_DRAW = 2  # seat a drew card b by choice (-1: nothing left to draw)
 EV_KEEP = 3  # seat a kept the card it drew

@@ -96,8 +96,8 @@ def _dealt_round(engine: VectorEngine, game: int) -> dict:
     count = int(state.event_count[game])
     kinds = state.events[game, :count, 0]
     if not (kinds == kernel.EV_NEW_ROUND).any():
-        # The kernel keeps MAX_EVENTS events a step; the deal's come last, so if its
-        # NEW_ROUND is missing the returns cannot be counted (never seen in practice).
+        # The kernel keeps MAX_EVENTS events a step (room for the longest step, kernel.py); the deal's come
+        # last, so if its NEW_ROUND were missing the returns could not be counted.
         raise RuntimeError(f"game {game}: the step's event log overflowed before the deal; this round cannot be recorded")
     generator = engine.generator_state(game)
     for _ in range(int((kinds == kernel.EV_WD4_RETURN).sum())):

@@ -771,3 +771,29 @@ def test_a_record_made_before_the_house_rules_replays_as_the_default_game():
     del record["options"]["uno_penalty"]
     with pytest.raises(ValueError, match="uno_penalty"):
         check_record(record)
+
+
+def test_a_draw_through_the_whole_pile_and_a_reshuffle_keeps_every_event():
+    """Six seats play a red number each onto the red 5; the first then draws the 69 cards that do not play on a red 7,
+    the discard pile is reshuffled, and the next card (red) plays: all 70 draws and the reshuffle are in the step's log."""
+    played = ["red:1", "red:2", "red:3", "red:4", "red:6", "red:7"]
+    sevens = [f"{color}:7" for color in ("yellow", "green", "blue") for _ in range(2)]
+    unplayable = [f"{color}:{rank}" for color in ("yellow", "green", "blue")
+                  for rank in ("0", "1", "2", "3", "4", "5", "6", "8", "9", "skip", "reverse", "draw2")
+                  for _ in range(1 if rank == "0" else 2)]
+    assert len(unplayable) == 69
+    rest = (["red:0", "red:5", "red:8", "red:9", "red:1", "red:2", "red:3", "red:4", "red:6", "red:7", "red:8", "red:9"]
+            + [f"red:{rank}" for rank in ("skip", "reverse", "draw2") for _ in range(2)]
+            + ["wild"] * 4 + ["wild_draw4"] * 4 + ["sorting_hat"] * 4 + sevens)
+    assert len(rest) == 36
+    hands = [[played[seat], *rest[6 * seat: 6 * seat + 6]] for seat in range(6)]
+    eng = game(6, hands=hands, starter="red:5", draw_pile=unplayable, draw_until_playable=True)
+    for seat, card in enumerate(played):
+        assert current(eng) == P(seat)
+        act(eng, f"play:{card}")
+    act(eng, "draw")
+    drawn = [e[2] for e in eng.events(0) if e[0] == kernel.EV_DRAW]
+    assert len(drawn) == 70 and [CARD_LABELS[c] for c in drawn[:69]] == unplayable
+    assert CARD_LABELS[drawn[-1]].startswith("red:") and state(eng)["phase"] == "drawn"
+    assert sorted(eng.last_reshuffle(0)) == ["red:1", "red:2", "red:3", "red:4", "red:5", "red:6"]  # all but the red 7
+    assert sizes(eng)[0] == 6 + 70
