@@ -115,10 +115,9 @@ from pettingzoo import AECEnv
 
 from .cards import ACTION_LABELS, NUM_ACTIONS
 from .engine import VectorEngine
-from .render import describe_events, render_ansi, render_rgb
+from .render import HISTORY_EVENTS, history_lines, render_ansi, render_rgb
 from .wrappers import FusedClassicWrapper
 
-HISTORY_LINES = 8
 # What an illegal move pays its player where it loses the round rather than raising: env() here,
 # and illegal_action="lose" of the vector and RLlib envs (PettingZoo's classic games pay -1).
 ILLEGAL_REWARD = -1.0
@@ -172,7 +171,8 @@ class raw_env(AECEnv, EzPickle):
         self.state_space = spaces.Box(0, 127, (self.engine.state_size,), np.int8)
         self._action = np.zeros(1, np.int64)
         self._no_mask = np.zeros(NUM_ACTIONS, np.int8)
-        self._history: deque[str] = deque(maxlen=HISTORY_LINES)
+        # The recent events, written into sentences for the seat a picture is drawn for.
+        self._events: deque[tuple] = deque(maxlen=HISTORY_EVENTS)
         self._acting = None  # set by _select_current
 
     # ------------------------------------------------------------ copies (copy.deepcopy, pickle)
@@ -206,8 +206,9 @@ class raw_env(AECEnv, EzPickle):
         self._mask = self.engine.legal_mask()[0].view(np.int8)
         self._select_current()
         self._had_rewards = False
-        self._history.clear()
-        self._record_events()
+        self._events.clear()
+        if self.render_mode is not None:
+            self._events.extend(self.engine.events(0))
         if self.render_mode == "human":
             self.render()
 
@@ -239,7 +240,7 @@ class raw_env(AECEnv, EzPickle):
         self._select_current()
         self._accumulate_rewards()
         if self.render_mode is not None:
-            self._record_events()
+            self._events.extend(self.engine.events(0))
             if self.render_mode == "human":
                 self.render()
 
@@ -297,10 +298,6 @@ class raw_env(AECEnv, EzPickle):
 
     # ------------------------------------------------------------ rendering
 
-    def _record_events(self):
-        viewer = self.possible_agents.index(self.agent_selection) if self.agents else None
-        self._history.extend(describe_events(self.engine.events(0), self.possible_agents, viewer))
-
     def render(self):
         if self.render_mode is None:
             import gymnasium
@@ -309,10 +306,11 @@ class raw_env(AECEnv, EzPickle):
             return None
         state = self.game_state()
         viewer = state["current"] or self.agent_selection
+        history = history_lines(self._events, self.possible_agents, self.possible_agents.index(viewer))
         if self.render_mode == "rgb_array":
-            return render_rgb(state, viewer, list(self._history))
+            return render_rgb(state, viewer, history)
         use_color = self.render_mode == "human" and sys.stdout.isatty() and os.environ.get("NO_COLOR") is None
-        text = render_ansi(state, viewer, list(self._history), color=use_color)
+        text = render_ansi(state, viewer, history, color=use_color)
         if self.render_mode == "human":
             print(text)
             return None

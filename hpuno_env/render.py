@@ -26,9 +26,19 @@ def card_name(code: int) -> str:
     return {"wild": "Wild", "wild_draw4": "Wild Draw Four", "sorting_hat": "Sorting Hat"}.get(label, label)
 
 
+HISTORY_LINES = 8  # the recent events a picture of the table lists
+HISTORY_EVENTS = 4 * HISTORY_LINES  # events kept to write them (a colour named joins its play's line)
+
+
+def history_lines(events, agents, viewer: int | None) -> list[str]:
+    """The last HISTORY_LINES sentences of recent events, as seat ``viewer`` saw them."""
+    return describe_events(events, agents, viewer)[-HISTORY_LINES:]
+
+
 def describe_events(events, agents, viewer: int | None = None) -> list[str]:
-    """Turn one step's events into sentences. A drawn card is named only to its drawer
-    (``viewer``); the rest of the table saw only that a card was drawn."""
+    """Turn one step's events into sentences as seat ``viewer`` saw them (None: a spectator, who sees no
+    drawn card). A drawn card, and the card that ended a Sorting Hat's draw, are named only to their
+    drawer; the rest of the table saw only how many cards were drawn."""
     lines: list[str] = []
     for kind, a, b, c in events:
         who = agents[a] if 0 <= a < len(agents) else ""
@@ -47,7 +57,10 @@ def describe_events(events, agents, viewer: int | None = None) -> list[str]:
         elif kind == kernel.EV_TARGET:
             lines.append(f"{who} sent the Sorting Hat to {agents[b]}")
         elif kind == kernel.EV_HAT:
-            until = f"until {CARD_LABELS[c]}" if c >= 0 else "and the piles ran out"
+            if c < 0:
+                until = "and the piles ran out"
+            else:
+                until = f"until {card_name(c)}" if viewer == a else "until a Gryffindor card"
             lines.append(f"{who} drew {b} {until}")
         elif kind == kernel.EV_PENALTY:
             lines.append(f"{who} drew {b} {_PENALTY_REASONS.get(c, '')}".rstrip())

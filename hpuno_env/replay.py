@@ -18,9 +18,8 @@ from collections import deque
 
 from ._output import file_problem, folder_problem
 from .records import Replay, load_record
-from .render import describe_events, render_ansi, render_rgb
+from .render import HISTORY_EVENTS, history_lines, render_ansi, render_rgb
 
-HISTORY_LINES = 8
 
 
 def terminal_supports_color(stream=None) -> bool:
@@ -44,19 +43,19 @@ def frames(record, viewer: int | None = None):
     replaying = Replay(record)
     engine = replaying.engine
     agents = engine.agents
-    history: deque[str] = deque(maxlen=HISTORY_LINES)
+    events: deque[tuple] = deque(maxlen=HISTORY_EVENTS)
     shown = 0 if viewer is None else viewer
     for decision in replaying:
         state = engine.game_state(0)
         if viewer is None and state["current"] is not None:
             shown = agents.index(state["current"])
-        # The record knows every card: a drawn card is named as its drawer saw it.
-        history.extend(describe_events(engine.events(0), agents, decision.seat))
+        # The record knows every card; the events are told as the shown seat saw them.
+        events.extend(engine.events(0))
         if decision.seat is None:
             title = f"round {decision.round}: the deal"
         else:
             title = f"round {decision.round}, decision {decision.number}: {agents[decision.seat]} chose {decision.action}"
-        yield title, state, agents[shown], list(history)
+        yield title, state, agents[shown], history_lines(events, agents, shown)
 
 
 MAX_FRAMES = 1000  # --max-frames' bound: a GIF keeps its (palette, cropped) frames until it is written

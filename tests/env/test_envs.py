@@ -185,6 +185,38 @@ def test_ansi_render_tells_the_story_and_rgb_is_a_picture():
     assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3 and image.std() > 0
 
 
+def history_of(text: str) -> list[str]:
+    return text.split("last events:")[1].splitlines()[1:] if "last events:" in text else []
+
+
+@pytest.mark.parametrize("rules", [{}, {"draw_until_playable": True}])
+def test_a_render_names_only_the_cards_its_seat_saw_drawn(rules):
+    """Every render is drawn for the seat to act: another seat's drawn card, and the card that ended another seat's
+    Sorting Hat draw, stay unnamed; its own draws are named."""
+    env = hpuno_env.raw_env(num_players=3, render_mode="ansi", **rules)
+    rng = np.random.default_rng(0)
+    own_draws_named = others_draws_hidden = 0
+    for seed in range(12):
+        env.reset(seed=seed)
+        while env.agents:
+            viewer = env.agent_selection
+            for line in history_of(env.render()):
+                who, _, rest = line.strip().partition(" drew ")
+                if not rest or rest[0].isdigit() or rest.startswith("nothing"):
+                    continue  # a penalty, a Sorting Hat's count, or an empty pile
+                if who == viewer:
+                    own_draws_named += rest != "a card"
+                else:
+                    assert rest == "a card", f"{viewer} was shown {line!r}"
+                    others_draws_hidden += 1
+            for line in history_of(env.render()):
+                if "until" in line and not line.strip().startswith(viewer):
+                    assert line.rstrip().endswith(("until a Gryffindor card", "and the piles ran out")), line
+            observation, _, terminated, truncated, _ = env.last()
+            env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    assert own_draws_named > 0 and others_draws_hidden > 0
+
+
 # ------------------------------------------------------------------ training envs
 
 

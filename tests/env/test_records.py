@@ -427,3 +427,20 @@ def test_replay_command(match_record, tmp_path):
         failed = run_replay(path, *flags)
         assert failed.returncode == 2 and message in failed.stderr and "Traceback" not in failed.stderr, failed.stderr
     assert blocker.read_text() == "in the way"
+
+
+@pytest.mark.parametrize("viewer", [0, 2])
+def test_a_replay_of_a_seats_view_names_only_the_draws_that_seat_saw(viewer):
+    from hpuno_env.replay import frames
+
+    records, _, _ = play_and_record(3, 6, seed=4, uniform_share=0.5)
+    named = 0
+    for record in records:
+        for _title, _state, shown, history in frames(record, viewer):
+            assert shown == f"player_{viewer}"
+            for line in history:
+                who, _, rest = line.strip().partition(" drew ")
+                if rest and not rest[0].isdigit() and rest not in ("a card", "nothing"):
+                    assert who == shown, f"{shown}'s view was told {line!r}"
+                    named += 1
+    assert named > 0
