@@ -32,6 +32,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -89,10 +90,11 @@ def seat_names(num_players: int, seat: int, opponents: str) -> list[str]:
     return table
 
 
-def load_player(name: str, num_players: int, seed: int | None):
-    """An agent for a seat, by any name ``agents.load`` takes; an unknown name's error also offers ``human``."""
+def load_player(name: str, num_players: int, seed: int | None, rules: dict):
+    """An agent for a seat, by any name ``agents.load`` takes, for games under ``rules`` (a trained agent made
+    under others warns); an unknown name's error also offers ``human``."""
     try:
-        return load(name, num_players=num_players, seed=seed)
+        return load(name, num_players=num_players, seed=seed, rules_options=rules)
     except ValueError as error:
         if str(error).startswith("unknown agent"):
             raise ValueError(f"{error} (or {HUMAN}, a person at this terminal)") from None
@@ -265,15 +267,21 @@ class Table:
 
     def phase_hint(self, seat: int, phase: str) -> str:
         state = self.engine.state
+        pending = int(state.pending_draw[0]) or 4
         if phase == "challenge":
-            return f"{self.agents[int(state.wd4_player[0])]} played a Wild Draw Four on you: challenge it, or accept and draw 4"
+            return (f"{self.agents[int(state.wd4_player[0])]} played a Wild Draw Four on you: challenge it, "
+                    f"or accept and draw {pending}")
         if phase == "catch":
             return f"{self.agents[int(state.catch_offender[0])]} has one card and did not call UNO"
+        if phase == "target" and self.engine.game_state(0)["top"].endswith(":7"):
+            return "choose the seat to swap hands with"
         return {
             "play": "play a matching card, or draw",
             "drawn": "play the card you drew, or keep it",
             "color": "name the colour",
             "target": "send the Sorting Hat's target drawing until a Gryffindor card",
+            "stack": f"stack a draw card on the {pending} cards to draw, or accept them",
+            "jump": "jump in with the twin of the card just played, or let play go on",
         }[phase]
 
     def action_note(self, seat: int, action: int) -> str:
@@ -330,10 +338,14 @@ def main(argv=None) -> int:
             raise ValueError(f"--seat must be in [0, {args.players}), got {args.seat}")
         names = seat_names(args.players, args.seat, args.opponents)
         seeds = np.random.SeedSequence(args.seed).generate_state(args.players) if args.seed is not None else [None] * args.players
-        policies = {
-            seat: load_player(name, args.players, None if seeds[seat] is None else int(seeds[seat]))
-            for seat, name in enumerate(names) if name != HUMAN
-        }
+        with warnings.catch_warnings(record=True) as caught:  # an agent trained under other rules: said plainly
+            warnings.simplefilter("always")
+            policies = {
+                seat: load_player(name, args.players, None if seeds[seat] is None else int(seeds[seat]), rules)
+                for seat, name in enumerate(names) if name != HUMAN
+            }
+        for warning in caught:
+            print(f"warning: {warning.message}", file=sys.stderr)
         engine = VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")

@@ -231,3 +231,26 @@ def test_a_record_that_cannot_be_saved_after_the_game_goes_to_a_new_temporary_fi
     fallback = calls[1]
     assert fallback != calls[0] and f"Game record saved to {fallback}" in out and load_record(fallback)["seed"] == 4
     os.unlink(fallback)
+
+
+def test_the_search_player_plays_under_the_house_rules_and_the_game_is_saved(tmp_path):
+    """Its worlds are dealt from the game's deck (the classic deck has no Sorting Hat) and follow its rules; the
+    person is told what each house-rules decision is."""
+    for rule in ("deck=classic", "stacking=mixed", "jump_in=true", "seven_zero=true"):
+        path = tmp_path / f"{rule.replace('=', '-')}.json"
+        played = run_play("--players", 2, "--opponents", "search", "--rule", rule, "--rule", "target_score=50", "--seed", 3,
+                          "--record", path, stdin="1\n" * 400)
+        assert played.returncode == 0 and "Traceback" not in played.stderr, played.stderr
+        record = load_record(path)
+        name, value = rule.split("=")
+        assert str(record["options"][name]).lower() == value
+        assert sum(len(entry["decisions"]) for entry in record["rounds"]) > 20
+
+
+def test_an_agent_trained_under_other_rules_is_named_in_a_warning(tmp_path):
+    played = run_play("--players", 2, "--opponents", "ppo_2p", "--rule", "stacking=mixed", "--record", tmp_path / "r.json",
+                      stdin="q\n")
+    assert played.returncode == 0
+    assert "warning: agent" in played.stderr and "stacking='mixed' (trained with 'none')" in played.stderr
+    same = run_play("--players", 2, "--opponents", "ppo_2p", "--record", tmp_path / "s.json", stdin="q\n")
+    assert "warning" not in same.stderr

@@ -71,9 +71,8 @@ class SearchAgent(SeededAgent):
             raise ValueError(f"rollout must be one of {(*COMPILED_ROLLOUTS, 'blueprint')}, got {rollout!r}")
         if isinstance(gate, bool) or not isinstance(gate, (int, float)) or gate < 0:
             raise ValueError(f"gate must be a number >= 0, got {gate!r}")
-        self.rules = RulesOptions.from_kwargs(**(rules or {})).as_dict()
-        if self.rules["episode"] != "round":
-            raise ValueError("the search player plays rounds: rules episode must be 'round'")
+        # Its worlds are played to the end of the round whatever the episode (a match is won round by round).
+        self.rules = RulesOptions.from_kwargs(**{**(rules or {}), "episode": "round"}).as_dict()
         self.blueprint = blueprint
         self.worlds = int(worlds)
         self.rollout = rollout

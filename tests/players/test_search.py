@@ -50,6 +50,17 @@ def test_search_plays_under_the_house_rules():
     assert result["rounds"] == 12 and player.decisions > 0
 
 
+@pytest.mark.parametrize("rules", [{"deck": "classic"}, {"stacking": "mixed"}, {"deck": "classic", "episode": "match"}])
+def test_load_passes_the_rules_options_to_the_worlds_and_the_blueprint(rules):
+    """agents.load's rules_options reach the search: worlds dealt from the game's deck, stacked by its rules."""
+    player = agents.load("search", 2, seed=0, worlds=4, rules_options=rules)
+    assert player.rules["deck"] == rules.get("deck", "harry_potter") and player.rules["episode"] == "round"
+    result = win_rate(player, agents.load("heuristic", 2, seed=1), num_players=2, rounds=6, seed=0, **rules)
+    assert result["rounds"] == 6 and player.decisions > 0
+    with pytest.warns(UserWarning, match="stacking='mixed'"):  # a trained blueprint made under other rules says so
+        agents.load("search", 2, seed=0, blueprint="ppo_2p", rules_options={"stacking": "mixed"})
+
+
 def test_search_options_are_checked():
     with pytest.raises(ValueError, match="worlds"):
         agents.load("search", 2, worlds=1)
