@@ -181,7 +181,7 @@ def render_rgb(state: dict, viewer: str | None, history: list[str]) -> np.ndarra
         draw.text((10, 40 + 18 * i), f"{marker} {agent}: {len(hand)} cards, {state['scores'][agent]} pts{uno}", fill=(255, 255, 255))
     if viewer is not None:
         hand = state["hands"][viewer]
-        step = min(60, (width - 40) // max(1, len(hand)))
+        step = min(60, (width - 40 - 56) // max(1, len(hand) - 1))  # the last card's 56 pixels inside the margin
         for i, label in enumerate(hand):
             card(20 + i * step, height - 100, label)
         draw.text((20, height - 120), f"{viewer}'s hand", fill=(255, 255, 255))

@@ -12,6 +12,7 @@ them); a bad record is refused with the field or decision it breaks on.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 from collections import deque
@@ -143,19 +144,18 @@ def main(argv=None) -> int:
 
 def _draw_pictures(record, args) -> tuple[int, int]:
     """Draw the first --max-frames steps, streamed: each PNG is written as it is drawn, and the GIF writer takes
-    the frames one at a time (keeping each as a cropped palette frame), so no list of full pictures is kept.
-    The GIF is written to a temporary name and renamed, so a failure leaves no half file. Returns (drawn, steps)."""
-    from PIL import Image
+    the frames one at a time (keeping each as a cropped palette frame), so no list of full pictures is kept, and
+    the steps after them are not replayed. The GIF is written to a temporary name and renamed, so a failure leaves
+    no half file. Returns (drawn, steps)."""
+    from PIL import Image  # Pillow only for pictures
 
-    counts = {"drawn": 0, "steps": 0}
+    steps = sum(1 + len(entry["decisions"]) for entry in record["rounds"])  # a frame after each deal and decision
+    counts = {"drawn": 0}
     if args.png is not None:
         os.makedirs(args.png, exist_ok=True)
 
     def pictures():
-        for _title, state, viewer, history in frames(record, args.viewer):
-            counts["steps"] += 1  # every step is replayed (and so checked), drawn or not
-            if counts["drawn"] >= args.max_frames:
-                continue
+        for _title, state, viewer, history in itertools.islice(frames(record, args.viewer), args.max_frames):
             picture = Image.fromarray(render_rgb(state, viewer, history))
             if args.png is not None:
                 picture.save(os.path.join(args.png, f"step_{counts['drawn']:05d}.png"))
@@ -180,7 +180,7 @@ def _draw_pictures(record, args) -> tuple[int, int]:
         print(f"wrote {counts['drawn']} PNG files to {args.png}")
     if args.gif is not None:
         print(f"wrote {args.gif}")
-    return counts["drawn"], counts["steps"]
+    return counts["drawn"], steps
 
 
 if __name__ == "__main__":

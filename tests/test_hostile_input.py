@@ -623,6 +623,24 @@ def test_replay_streams_its_pictures(tmp_path, monkeypatch):
     assert not [name for name in os.listdir(tmp_path) if name.startswith(".second.gif") or name == "second.gif"]
 
 
+def test_replay_stops_replaying_after_the_frames_it_draws(tmp_path, monkeypatch, capsys):
+    import hpuno_env.replay as replay_module
+
+    record, path = saved_record(tmp_path)
+    steps = sum(1 + len(entry["decisions"]) for entry in record["rounds"])
+    replayed = {"frames": 0}
+    frames = replay_module.frames
+
+    def counted(*args):
+        for frame in frames(*args):
+            replayed["frames"] += 1
+            yield frame
+
+    monkeypatch.setattr(replay_module, "frames", counted)
+    assert replay_module.main([path, "--png", str(tmp_path / "one"), "--max-frames", "1"]) == 0
+    assert replayed["frames"] == 1 < steps and f"the first 1 of {steps} steps" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------ 11. what a new user runs into
 
 

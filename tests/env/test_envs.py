@@ -483,3 +483,19 @@ def test_registered_with_pettingzoo():
     env = pettingzoo.make("aec", "hpuno/hpuno-v1", num_players=3)
     env.reset(seed=0)
     assert env.unwrapped.metadata["name"] == "hpuno_v1" and len(env.agents) == 3
+
+
+@pytest.mark.parametrize("size", [1, 35, 60, 112])
+def test_the_rgb_picture_shows_a_hand_of_any_size_inside_the_frame(size):
+    from hpuno_env.render import render_rgb
+
+    env = hpuno_env.raw_env(num_players=2, render_mode="rgb_array")
+    env.reset(seed=0)
+    state = env.game_state()
+    state["hands"]["player_0"] = (["red:1", "blue:2", "wild", "sorting_hat"] * 28)[:size]
+    image = render_rgb(state, "player_0", [])
+    hand_rows = image[-100:-16]
+    background = np.array([20, 90, 50], np.uint8)
+    assert (hand_rows[:, -19:] == background).all()  # the right margin stays clear
+    drawn_columns = np.flatnonzero((hand_rows != background).any(axis=(0, 2)))
+    assert drawn_columns.min() == 20 and (size == 1 or drawn_columns.max() > 800)  # spread over the width
