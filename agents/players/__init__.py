@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from hpuno_env.options import check_num_players
+from hpuno_env.options import RulesOptions, check_num_players
 
 from .heuristic import HeuristicAgent
 from .heuristic_v0 import HeuristicV0Agent
@@ -40,6 +40,10 @@ def load(name_or_path: str, num_players: int = 4, seed: int | None = None, rules
     (``SearchAgent``: ``blueprint`` (a name or file, loaded here; default ``"heuristic"``), ``worlds``,
     ``rollout``, ``gate``, ``rules``)."""
     num_players = check_num_players(num_players)
+    if rules_options is not None:
+        if not isinstance(rules_options, dict):
+            raise TypeError(f"rules_options must be a dict or None, got {type(rules_options).__name__}")
+        RulesOptions.from_kwargs(**rules_options)  # an unknown name or a bad value: ValueError naming it
     if options and name_or_path not in WITH_OPTIONS:
         raise ValueError(f"options {sorted(options)} given for {name_or_path!r}, which takes none (only {sorted(WITH_OPTIONS)} do)")
     if name_or_path == "search":

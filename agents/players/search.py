@@ -29,6 +29,8 @@ does not say whose turn follows, so no worlds can be dealt from it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from hpuno_env import VectorEngine, observation_layout
@@ -69,8 +71,8 @@ class SearchAgent(SeededAgent):
             raise ValueError(f"worlds must be an int of at least 2, got {worlds!r}")
         if rollout not in (*COMPILED_ROLLOUTS, "blueprint"):
             raise ValueError(f"rollout must be one of {(*COMPILED_ROLLOUTS, 'blueprint')}, got {rollout!r}")
-        if isinstance(gate, bool) or not isinstance(gate, (int, float)) or gate < 0:
-            raise ValueError(f"gate must be a number >= 0, got {gate!r}")
+        if isinstance(gate, bool) or not isinstance(gate, (int, float)) or not math.isfinite(gate) or gate < 0:
+            raise ValueError(f"gate must be a finite number >= 0, got {gate!r}")
         # Its worlds are played to the end of the round whatever the episode (a match is won round by round).
         self.rules = RulesOptions.from_kwargs(**{**(rules or {}), "episode": "round"}).as_dict()
         self.blueprint = blueprint

@@ -78,3 +78,16 @@ def test_blueprint_rollouts_step_the_worlds_with_the_blueprint():
     player = agents.load("search", 2, seed=0, worlds=4, rollout="blueprint", blueprint="random-play")
     actions = player.act(observations, masks)
     assert masks[np.arange(len(masks)), actions].all()
+
+
+def test_a_non_finite_gate_and_unknown_rules_options_are_refused():
+    for gate in (float("nan"), float("inf"), -1.0):
+        with pytest.raises(ValueError, match="gate must be a finite number"):
+            agents.load("search", 2, gate=gate)
+    for name in ("search", "heuristic", "random", "ppo_2p"):
+        with pytest.raises(ValueError, match="bogus"):
+            agents.load(name, 2, rules_options={"bogus": 1})
+        with pytest.raises(ValueError, match="stacking"):
+            agents.load(name, 2, rules_options={"stacking": "sometimes"})
+    with pytest.raises(TypeError, match="rules_options must be a dict"):
+        agents.load("heuristic", 2, rules_options=5)
