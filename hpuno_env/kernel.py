@@ -154,10 +154,26 @@ class _RulesCacheImpl(CompileResultCacheImpl):
         self._locator = _RulesStampedLocator(self._locator, self.source_hash)
 
 
+COMPILING_MESSAGE = ("hpuno-env: compiling the rules kernel for this machine (25-70 s on 2 cores, once: "
+                     "later processes load it from numba's cache in about a second)")
+_announced_compiling = False
+
+
 class RulesFunctionCache(FunctionCache):
-    """numba's FunctionCache for a kernel function, fresh only while the rules' sources are unchanged."""
+    """numba's FunctionCache for a kernel function, fresh only while the rules' sources are unchanged.
+
+    The first cache miss of a process says on stderr that a compile is under way: it is the longest silent wait
+    a new user meets."""
 
     _impl_class = _RulesCacheImpl
+
+    def load_overload(self, sig, target_context):
+        global _announced_compiling
+        loaded = super().load_overload(sig, target_context)
+        if loaded is None and not _announced_compiling:
+            _announced_compiling = True
+            print(COMPILING_MESSAGE, file=sys.stderr, flush=True)
+        return loaded
 
 
 def stamped_function_cache(source_hash: str) -> type:
