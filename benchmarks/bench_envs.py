@@ -17,8 +17,11 @@ the same machine load:
            env.step(None if term or trunc else action)
 
    with a uniformly random legal action (``argmax`` of pre-drawn uniform keys
-   times ``obs["action_mask"]``), ``reset()`` when ``agent_iter`` finishes.
-   Only real decisions count, not the ``None`` steps of finished agents.
+   times ``obs["action_mask"]``), ``reset()`` when ``agent_iter`` finishes;
+   and ``env-user-loop``, the loop users write: ``reset(seed=s)`` before each
+   game and a random pick of ``np.flatnonzero(obs["action_mask"])`` stepped
+   as the numpy integer it is. Only real decisions count, not the ``None``
+   steps of finished agents.
 2. PettingZoo's own ``pettingzoo.test.performance_benchmark`` (fixed 5 s; it
    prints "turns per second", parsed from its stdout) on ``hpuno_env.env(2)``
    and, under the same harness, on an RLCard-based UNO AEC env. PettingZoo
@@ -117,11 +120,12 @@ def parse_args():
 AEC_KINDS = {
     "raw_env": "`raw_env({players})`",
     "env": "`env({players})` (fused wrapper)",
+    "env-user-loop": "`env({players})`, the loop users write",
     "stock": "`raw_env({players})` in PettingZoo's three stock wrappers",
 }
 
 
-TARGET_KINDS = ("raw_env", "env")  # held to the >= 1.0x RLCard target; "stock" is there for comparison
+TARGET_KINDS = ("raw_env", "env", "env-user-loop")  # held to the >= 1.0x RLCard target; "stock" is for comparison
 
 
 def with_stock_classic_wrappers(raw):
@@ -130,7 +134,7 @@ def with_stock_classic_wrappers(raw):
 
 
 def make_aec(kind: str, num_players: int):
-    if kind == "env":
+    if kind in ("env", "env-user-loop"):
         return hpuno_env.env(num_players=num_players)
     raw = hpuno_env.raw_env(num_players=num_players)
     return with_stock_classic_wrappers(raw) if kind == "stock" else raw
@@ -161,6 +165,31 @@ def aec_games(env, keys: np.ndarray, budget_s: float | None = None, max_decision
         env.reset()
 
 
+def aec_user_games(env, seed: int, budget_s: float):
+    """The loop a user writes: ``env.reset(seed=...)`` before each game, the action a random pick from
+    ``np.flatnonzero(obs["action_mask"])`` passed as the numpy integer it is. Returns what aec_games returns."""
+    rng = np.random.default_rng(seed)
+    decisions, games, truncated = 0, 0, 0
+    start = time.perf_counter()
+    while True:
+        env.reset(seed=seed + games)
+        cut = False
+        for _agent in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            if term or trunc:
+                cut = cut or (trunc and not term)
+                env.step(None)
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                env.step(legal[rng.integers(len(legal))])
+                decisions += 1
+        games += 1
+        truncated += cut
+        elapsed = time.perf_counter() - start
+        if elapsed >= budget_s:
+            return decisions, games, truncated, elapsed
+
+
 def random_keys(seed: int, count: int = 8192) -> np.ndarray:
     # > 0 so that an argmax of keys * mask never lands on an illegal action
     return np.random.default_rng(seed).random((count, NUM_ACTIONS)) + 1e-6
@@ -172,7 +201,10 @@ def bench_aec(kind: str, num_players: int, seconds: float, seed: int) -> dict:
     env.reset(seed=seed)
     aec_games(env, keys, budget_s=min(0.2, seconds))  # warm-up (loads the numba cache)
     env.reset(seed=seed + 1)
-    decisions, games, truncated, elapsed = aec_games(env, keys, budget_s=seconds)
+    if kind == "env-user-loop":
+        decisions, games, truncated, elapsed = aec_user_games(env, seed + 1, budget_s=seconds)
+    else:
+        decisions, games, truncated, elapsed = aec_games(env, keys, budget_s=seconds)
     return {"env": kind, "players": num_players, "decisions": decisions, "games": games, "truncated": truncated,
             "seconds": elapsed, "decisions_per_s": decisions / elapsed}
 
@@ -421,7 +453,9 @@ def main():
 
     print("## 1. AEC decisions per second (`agent_iter` / `last` / `step` loop)\n")
     print("One game per env on one core; the action is `argmax(keys * obs['action_mask'])` with pre-drawn uniform keys; "
-          "`reset()` after each game (its time included); the `None` steps of finished agents are not counted.\n")
+          "`reset()` after each game (its time included); the `None` steps of finished agents are not counted. "
+          "The user loop instead calls `reset(seed=s)` before each game and steps "
+          "`legal[rng.integers(len(legal))]` of `legal = np.flatnonzero(obs['action_mask'])`, a numpy integer.\n")
     print("| players | env | decisions/s | vs RLCard (target >= 1.0x) | decisions | games (truncated) | decisions per game | seconds |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for row in aec_rows:

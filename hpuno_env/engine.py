@@ -257,11 +257,14 @@ class VectorEngine:
     def _step(self, actions, partial: bool, observe: bool, observations: np.ndarray, masks: np.ndarray) -> None:
         """The kernel's step (with observe, also the new views and masks), or ValueError and no change."""
         self._require_dealt("step_observe()" if observe else "step()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
-            raise ValueError(f"actions must be an int array of shape ({self.num_games},), got {actions.dtype} {actions.shape}")
-        actions = np.ascontiguousarray(actions, dtype=np.int64)
-        partial = check_bool(partial, "partial")
+        if not (type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (self.num_games,)
+                and actions.flags.c_contiguous):  # the kernel's own layout (the AEC env's every step) needs no copy
+            actions = np.asarray(actions)
+            if actions.shape != (self.num_games,) or actions.dtype.kind not in "iu":
+                raise ValueError(f"actions must be an int array of shape ({self.num_games},), got {actions.dtype} {actions.shape}")
+            actions = np.ascontiguousarray(actions, dtype=np.int64)
+        if partial is not False:
+            partial = check_bool(partial, "partial")
         self._bad[:] = False
         illegal = _step_games(
             self.state, self.params, actions, self._rewards, self._terminated, self._truncated,

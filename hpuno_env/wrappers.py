@@ -20,6 +20,7 @@ raw env's clear "game is over" ``ValueError`` where the stock stack fails with
 
 from __future__ import annotations
 
+import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
@@ -67,6 +68,8 @@ class FusedClassicWrapper(OrderEnforcingWrapper):
         self._has_updated = True
         agent = env.agent_selection
         finished = env.terminations[agent] or env.truncations[agent]
+        if isinstance(action, np.integer):  # what np.flatnonzero and rng.choice hand a loop
+            action = int(action)
         # AssertOutOfBoundsWrapper; a plain int in range is the common case and needs no space lookup.
         if not (type(action) is int and 0 <= action < self._discrete_sizes.get(agent, 0)):
             assert (action is None and finished) or env.action_space(agent).contains(action), "action is not in action space"
