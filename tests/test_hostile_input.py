@@ -466,7 +466,7 @@ def copied_run(run, tmp_path):
     (["--ent-coef", "inf"], "--ent-coef must be a finite number, got inf"),
     (["--learning-rate", "nan"], "--learning-rate must be a finite number"),
     (["--league-margin=-inf"], "--league-margin must be a finite number"),
-    (["--seed", "4294967296"], "--seed must be in [0, 2**32), got 4294967296"),
+    (["--seed", "4294967296"], "--seed must be None or an int in [0, 2**32), got 4294967296"),
     (["--rules", "[" * 100000 + "]" * 100000], "--rules: not JSON (JSON nested 100000 levels deep"),
     (["--rule", "uno_penalty=" + "9" * 5000], "--rule: uno_penalty must be an int in [0, 20], got '99999"),
 ])

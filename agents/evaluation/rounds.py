@@ -163,13 +163,7 @@ def play_rounds(
     match_episodes = engine.options.episode == "match"
     _seed_policies(policies, seed)
 
-    won = np.zeros((rounds, num_players), bool)
-    rewards = np.zeros((rounds, num_players), np.float64)
-    points = np.zeros((rounds, num_players), np.int64)
-    decisions = np.zeros(rounds, np.int64)
-    truncated = np.zeros(rounds, bool)
-    slot_of_round = np.arange(rounds) % slots
-
+    tally = _Tally.empty(rounds, num_players)
     engine.reset(seed=seed)
     for observer in watching:
         observer.after_reset(None)
@@ -181,15 +175,7 @@ def play_rounds(
     while playing.max() >= 0:
         active = playing >= 0
         # The policy index whose seat is to act (-1 in a slot whose quota is done).
-        to_act = np.where(active, lineups[playing, engine.current_player], -1)
-        actions[:] = -1
-        for index, policy in enumerate(policies):
-            rows = np.flatnonzero(to_act == index)
-            if rows.size:
-                chosen = np.asarray(policy.act(observations[rows], masks[rows]))
-                if chosen.shape != rows.shape:
-                    raise ValueError(f"policies[{index}].act returned shape {chosen.shape} for {rows.size} observations")
-                actions[rows] = chosen
+        _choose_actions(policies, np.where(active, lineups[playing, engine.current_player], -1), observations, masks, actions)
         observations, masks, step_rewards, terminated, cut = engine.step_observe(actions, partial=True)
         for observer in watching:
             observer.after_step(actions)
@@ -198,40 +184,85 @@ def play_rounds(
         if not (terminated.any() or cut.any()):
             continue
         finished = np.flatnonzero(terminated | cut)
+        tally.add(engine, playing, finished, terminated, cut, episode_rewards, episode_decisions, match_episodes)
+        episode_rewards[finished] = 0.0
+        episode_decisions[finished] = 0
+        if _start_next_rounds(engine, watching, playing, finished, slots, rounds):
+            observations, masks = engine.observe(), engine.legal_mask()
+    return tally.results(lineups, np.arange(rounds) % slots)
+
+
+def _choose_actions(policies: list, to_act: np.ndarray, observations, masks, actions: np.ndarray) -> None:
+    """``actions`` of every slot: each policy's ``act`` called once, on the rows where ``to_act`` is its index; -1
+    in the slots no policy is to act in."""
+    actions[:] = -1
+    for index, policy in enumerate(policies):
+        rows = np.flatnonzero(to_act == index)
+        if rows.size:
+            chosen = np.asarray(policy.act(observations[rows], masks[rows]))
+            if chosen.shape != rows.shape:
+                raise ValueError(f"policies[{index}].act returned shape {chosen.shape} for {rows.size} observations")
+            actions[rows] = chosen
+
+
+def _start_next_rounds(engine: VectorEngine, watching: list, playing: np.ndarray, finished: np.ndarray, slots: int,
+                       rounds: int) -> bool:
+    """Each ``finished`` slot takes its next round (``slots`` on in the list) if there is one, else goes idle (-1 in
+    ``playing``); True when some slot was dealt a new round (the observations have changed)."""
+    following = playing[finished] + slots
+    more = following < rounds
+    playing[finished] = np.where(more, following, -1)
+    if not more.any():
+        return False
+    starting = finished[more]
+    engine.reset(games=starting)
+    for observer in watching:
+        observer.after_reset(starting)
+    return True
+
+
+@dataclass
+class _Tally:
+    """``play_rounds``'s per-round outcomes, filled in as the rounds end."""
+
+    won: np.ndarray
+    rewards: np.ndarray
+    points: np.ndarray
+    decisions: np.ndarray
+    truncated: np.ndarray
+
+    @classmethod
+    def empty(cls, rounds: int, num_players: int) -> _Tally:
+        return cls(won=np.zeros((rounds, num_players), bool), rewards=np.zeros((rounds, num_players), np.float64),
+                   points=np.zeros((rounds, num_players), np.int64), decisions=np.zeros(rounds, np.int64),
+                   truncated=np.zeros(rounds, bool))
+
+    def add(self, engine: VectorEngine, playing: np.ndarray, finished: np.ndarray, terminated: np.ndarray, cut: np.ndarray,
+            episode_rewards: np.ndarray, episode_decisions: np.ndarray, match_episodes: bool) -> None:
+        """The rounds that the ``finished`` slots were playing, read from the engine at their end."""
         done_rounds = playing[finished]
-        rewards[done_rounds] = episode_rewards[finished]
-        decisions[done_rounds] = episode_decisions[finished]
-        truncated[done_rounds] = cut[finished]
+        self.rewards[done_rounds] = episode_rewards[finished]
+        self.decisions[done_rounds] = episode_decisions[finished]
+        self.truncated[done_rounds] = cut[finished]
         ended = finished[terminated[finished]]
         ended_rounds = playing[ended]
         if match_episodes:
-            won[ended_rounds] = _winning_seats(engine, ended, EV_MATCH_END)
-            points[done_rounds] = engine.state.scores[finished]
+            self.won[ended_rounds] = _winning_seats(engine, ended, EV_MATCH_END)
+            self.points[done_rounds] = engine.state.scores[finished]
         else:
             winners = _winning_seats(engine, ended, EV_ROUND_END)
-            won[ended_rounds] = winners
+            self.won[ended_rounds] = winners
             hand_points = engine.state.hands[ended].astype(np.int64) @ CARD_POINTS.astype(np.int64)  # (k, P)
-            points[ended_rounds] = np.where(winners, hand_points.sum(axis=1, keepdims=True), -hand_points)
+            self.points[ended_rounds] = np.where(winners, hand_points.sum(axis=1, keepdims=True), -hand_points)
 
-        episode_rewards[finished] = 0.0
-        episode_decisions[finished] = 0
-        following = done_rounds + slots
-        more = following < rounds
-        playing[finished] = np.where(more, following, -1)
-        if more.any():
-            starting = finished[more]
-            engine.reset(games=starting)
-            for observer in watching:
-                observer.after_reset(starting)
-            observations, masks = engine.observe(), engine.legal_mask()
-
-    single = won.sum(axis=1) == 1
-    winner = np.where(single, won.argmax(axis=1), -1)
-    winner_policy = np.where(single, lineups[np.arange(rounds), winner], -1)
-    return RoundResults(
-        lineups=lineups, won=won, winner=winner, winner_policy=winner_policy, rewards=rewards,
-        points=points, decisions=decisions, truncated=truncated, slot=slot_of_round,
-    )
+    def results(self, lineups: np.ndarray, slot: np.ndarray) -> RoundResults:
+        single = self.won.sum(axis=1) == 1
+        winner = np.where(single, self.won.argmax(axis=1), -1)
+        winner_policy = np.where(single, lineups[np.arange(len(lineups)), winner], -1)
+        return RoundResults(
+            lineups=lineups, won=self.won, winner=winner, winner_policy=winner_policy, rewards=self.rewards,
+            points=self.points, decisions=self.decisions, truncated=self.truncated, slot=slot,
+        )
 
 
 def wilson_interval(successes: int, trials: int, z: float = WILSON_Z_95) -> tuple[float, float]:

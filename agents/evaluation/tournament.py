@@ -1,6 +1,9 @@
 """Tournaments: every pairing of a list of agents on the batched engine, ranked and rated.
 
->>> from agents import tournament
+The reports of a result (the text table, the pictures, the files) are ``agents.evaluation.report``'s, also
+reachable here (``tournament.format_report``, ``tournament.write_outputs``, ...).
+
+>>> from agents.evaluation import tournament
 >>> result = tournament.run(["heuristic", "random-play"], num_players=2, rounds=2000, seed=0)
 >>> print(tournament.format_report(result))
 
@@ -65,23 +68,31 @@ counts. The result depends on ``seed``, ``num_envs`` and the agents, nothing els
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import math
 import os
 import re
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import torch
+from openskill.models import PlackettLuce
+from tqdm import tqdm
 
-from hpuno_env._output import file_problem, folder_problem
-
+import hpuno_env
 from agents._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
+    OUTPUT_FILES, PICTURE_FILES, format_report, outputs_problem, plot_pairwise, plot_ratings, write_outputs,
+)
+from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval
+from agents.players import available, load
+from hpuno_env import RulesOptions
+from hpuno_env._checks import check_int, check_positive_int, check_seed
+from hpuno_env.options import check_num_players
+from hpuno_env.records import Recorder
 
 ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
 DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
@@ -104,8 +115,6 @@ class Table:
 
 def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool = True) -> list[Table]:
     """The tables a tournament of ``labels`` plays (module docstring, "Tables"), in a fixed order."""
-    from .rounds import rotating_lineups
-
     num_agents = len(labels)
     solo_lineups = rotating_lineups(rounds, num_players)  # 0 = the lone agent's seat, 1 = the copies
     tables = []
@@ -133,8 +142,6 @@ def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_opti
     ``agents.load``), or a mapping label -> name, path or policy object (with
     ``act``). A name given twice gets a second label (``heuristic#2``), which
     is how an agent is compared with itself."""
-    from agents.players import load
-
     if isinstance(agents_given, Mapping):
         entries = list(agents_given.items())
     elif isinstance(agents_given, (str, bytes)) or not isinstance(agents_given, Sequence):
@@ -169,8 +176,6 @@ def _recorders(wanted: int, seed: int | None, made: list):
     """An ``observers`` callable for ``play_rounds``: a ``Recorder`` in each slot that plays one
     of the first ``wanted`` rounds (round r in slot r % slots), kept until its share is recorded.
     The recorders it makes are appended to ``made``."""
-    from hpuno_env.records import Recorder
-
     def make(engine) -> list:
         slots = engine.num_games
         recorders = [Recorder(engine, game=slot, seed=seed, max_records=len(range(slot, wanted, slots))) for slot in range(min(wanted, slots))]
@@ -183,8 +188,6 @@ def _recorders(wanted: int, seed: int | None, made: list):
 def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance, record: int = 0) -> dict:
     """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays,
     and under ``"records"`` the records of its first ``record`` rounds, by round."""
-    from .rounds import play_rounds
-
     rounds = len(table.lineups)
     chunk = num_envs * ROUNDS_PER_SLOT_PER_CHUNK
     starts = range(0, rounds, chunk)
@@ -219,8 +222,6 @@ def rate(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None
     Args:
         lineups: (R, N) agent index per seat; won: (R, N) bool, the winning seat(s).
     Rounds without a winner (truncated) are left out."""
-    from openskill.models import PlackettLuce
-
     model = PlackettLuce(tau=0.0)
     # Plain Python floats and one reused rating object per seat: openskill's rate() costs ~30 us,
     # and building fresh rating objects (each with a uuid) or numpy scalars per round would double it.
@@ -257,8 +258,6 @@ def _agent_wins(lineups: np.ndarray, won: np.ndarray, num_agents: int) -> np.nda
 
 def _table_rows(table: Table, played: dict, labels: list[str], num_players: int) -> list[dict]:
     """One row per agent seated at the table (module docstring, "What is reported")."""
-    from .rounds import wilson_interval
-
     lineups, rounds = played["lineups"], len(played["lineups"])
     seats = _seat_counts(lineups, len(labels))
     wins = _agent_wins(lineups, played["won"], len(labels))
@@ -344,49 +343,24 @@ def run(
       gives it), ``players`` (agent per seat), ``winner`` (the winning seat, None
       when no one won), ``record`` (the record, for ``hpuno_env.records.replay``).
     """
-    from hpuno_env import RulesOptions
-    from hpuno_env._checks import check_positive_int, check_seed
-    from hpuno_env.options import check_num_players
-
-    num_players = check_num_players(num_players)
-    rounds = check_positive_int(rounds, "rounds")
-    num_envs = check_positive_int(num_envs, "num_envs")
-    seed = check_seed(seed)
-    if isinstance(record, bool) or not isinstance(record, (int, np.integer)) or record < 0:
-        raise ValueError(f"record must be a non-negative int (rounds to record), got {record!r}")
-    rules = RulesOptions.from_kwargs(**rule_options)
-    labels, policies = load_agents(agents, num_players, seed, rule_options)
-    check_size(len(labels), num_players, rounds, mixed)
-    tables = schedule(labels, num_players, rounds, mixed)
-    record_counts = _spread(min(int(record), rounds * len(tables)), len(tables))
-    table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
-
-    from tqdm import tqdm
-
+    plan = _plan(agents, num_players, rounds, seed, num_envs, mixed, record, rule_options)
+    results = _Results()
     started = time.perf_counter()
-    unit = "match" if rules.episode == "match" else "round"
-    rows, records, all_lineups, all_won, all_points, all_truncated = [], [], [], [], [], []
     try:
-        with tqdm(total=rounds * len(tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
-            for number, (table, table_seed, table_records) in enumerate(zip(tables, table_seeds, record_counts), 1):
+        with tqdm(total=rounds * len(plan.tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
+            for number, (table, table_seed, table_records) in enumerate(zip(plan.tables, plan.table_seeds, plan.record_counts), 1):
                 bar.set_postfix_str(table.name, refresh=False)
-                played = _play_table(table, policies, num_players, None if table_seed is None else int(table_seed), num_envs, rule_options, bar.update, table_records)
-                rows.extend(_table_rows(table, played, labels, num_players))
-                records.extend(_record_entries(number, table, played, labels, unit))
-                all_lineups.append(played["lineups"])
-                all_won.append(played["won"])
-                all_points.append(played["points"])
-                all_truncated.append(played["truncated"])
+                played = _play_table(table, plan.policies, plan.num_players, None if table_seed is None else int(table_seed),
+                                     plan.num_envs, plan.rule_options, bar.update, table_records)
+                results.add(number, table, played, plan)
     except KeyboardInterrupt:  # Ctrl-C: the finished tables are results too
-        finished = len(all_lineups)
+        finished = len(results.tables)
         partial = None
         if finished:
-            partial = _summary(labels, tables[:finished], rows, records, all_lineups, all_won, all_points, all_truncated,
-                               time.perf_counter() - started, table_seeds, num_players, rounds, seed, num_envs, unit, rules, record)
-            partial["partial"] = {"tables_finished": finished, "tables_scheduled": len(tables)}
-        raise TournamentInterrupted(partial, finished, len(tables)) from None
-    return _summary(labels, tables, rows, records, all_lineups, all_won, all_points, all_truncated,
-                    time.perf_counter() - started, table_seeds, num_players, rounds, seed, num_envs, unit, rules, record)
+            partial = _summary(plan, results, time.perf_counter() - started)
+            partial["partial"] = {"tables_finished": finished, "tables_scheduled": len(plan.tables)}
+        raise TournamentInterrupted(partial, finished, len(plan.tables)) from None
+    return _summary(plan, results, time.perf_counter() - started)
 
 
 class TournamentInterrupted(KeyboardInterrupt):
@@ -398,31 +372,114 @@ class TournamentInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-def _summary(labels, tables, rows, records, all_lineups, all_won, all_points, all_truncated, playing_seconds, table_seeds,
-             num_players, rounds, seed, num_envs, unit, rules, record) -> dict:
+@dataclass(frozen=True)
+class _Plan:
+    """What ``run`` plays: its checked arguments, the agents, and the tables with their seeds and records to keep."""
+
+    labels: list[str]
+    policies: list
+    num_players: int
+    rounds: int
+    seed: int | None
+    num_envs: int
+    rules: RulesOptions
+    rule_options: dict
+    record: int
+    tables: list[Table]
+    table_seeds: list  # one per table, then the rating order's (None when unseeded)
+    record_counts: list[int]
+
+    @property
+    def unit(self) -> str:
+        return "match" if self.rules.episode == "match" else "round"
+
+
+def _plan(agents, num_players, rounds, seed, num_envs, mixed, record, rule_options) -> _Plan:
+    """``run``'s arguments checked (before any game is played), its agents loaded and its tables scheduled."""
+    num_players = check_num_players(num_players)
+    rounds = check_positive_int(rounds, "rounds")
+    num_envs = check_positive_int(num_envs, "num_envs")
+    seed = check_seed(seed)
+    record = check_int(record, "record (rounds to record)", low=0)
+    rules = RulesOptions.from_kwargs(**rule_options)
+    labels, policies = load_agents(agents, num_players, seed, rule_options)
+    check_size(len(labels), num_players, rounds, mixed)
+    tables = schedule(labels, num_players, rounds, mixed)
+    record_counts = _spread(min(record, rounds * len(tables)), len(tables))
+    table_seeds = np.random.SeedSequence(seed).generate_state(len(tables) + 1) if seed is not None else [None] * (len(tables) + 1)
+    return _Plan(labels, policies, num_players, rounds, seed, num_envs, rules, rule_options, record, tables, list(table_seeds),
+                 record_counts)
+
+
+@dataclass
+class _Results:
+    """The tables played so far and what they gave, gathered table by table for ``_summary``."""
+
+    tables: list[Table] = field(default_factory=list)
+    rows: list[dict] = field(default_factory=list)
+    records: list[dict] = field(default_factory=list)
+    lineups: list[np.ndarray] = field(default_factory=list)
+    won: list[np.ndarray] = field(default_factory=list)
+    points: list[np.ndarray] = field(default_factory=list)
+    truncated: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, number: int, table: Table, played: dict, plan: _Plan) -> None:
+        """Table ``number`` (from 1), as ``_play_table`` played it."""
+        self.rows.extend(_table_rows(table, played, plan.labels, plan.num_players))
+        self.records.extend(_record_entries(number, table, played, plan.labels, plan.unit))
+        self.lineups.append(played["lineups"])
+        self.won.append(played["won"])
+        self.points.append(played["points"])
+        self.truncated.append(played["truncated"])
+        self.tables.append(table)  # last: a Ctrl-C in between leaves the table unfinished
+
+
+def _summary(plan: _Plan, results: _Results, playing_seconds: float) -> dict:
     """``run``'s result from the tables played (all of them, or those finished before a Ctrl-C)."""
-    import hpuno_env
-
-    from .rounds import wilson_interval
-
-    lineups, won = np.concatenate(all_lineups), np.concatenate(all_won)
-    points = np.concatenate(all_points)
-
+    lineups, won = np.concatenate(results.lineups), np.concatenate(results.won)
     started = time.perf_counter()
-    rating_seed = None if table_seeds[-1] is None else int(table_seeds[-1])
-    mu, sigma = rate(lineups, won, len(labels), rating_seed)
+    rating_seed = None if plan.table_seeds[-1] is None else int(plan.table_seeds[-1])
+    mu, sigma = rate(lineups, won, len(plan.labels), rating_seed)
     rating_seconds = time.perf_counter() - started
+    played_rounds = len(lineups)
+    return {
+        "ranking": _ranking(plan, lineups, won, np.concatenate(results.points), mu, sigma),
+        "rows": results.rows,
+        "pairwise": _pairwise(results.rows, plan.labels, plan.num_players),
+        "tables": [{"name": table.name, "kind": table.kind, "rounds": len(table.lineups)} for table in results.tables],
+        "config": {
+            "agents": plan.labels,
+            "num_players": plan.num_players,
+            "rounds_per_table": plan.rounds,
+            "seed": plan.seed,
+            "num_envs": plan.num_envs,
+            "unit": plan.unit,
+            "rules": plan.rules.as_dict(),
+            "version": hpuno_env.__version__,
+        },
+        "timing": {
+            "playing_seconds": playing_seconds,
+            "rating_seconds": rating_seconds,
+            "rounds": played_rounds,
+            "truncated": int(np.concatenate(results.truncated).sum()),
+            "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
+        },
+        **({"records": results.records} if plan.record else {}),
+    }
 
-    seats = _seat_counts(lineups, len(labels))
-    wins = _agent_wins(lineups, won, len(labels))
+
+def _ranking(plan: _Plan, lineups: np.ndarray, won: np.ndarray, points: np.ndarray, mu: np.ndarray, sigma: np.ndarray) -> list[dict]:
+    """Per agent, best (highest mu) first: its rank, rating, and wins per seat held (module docstring, "What is reported")."""
+    seats = _seat_counts(lineups, len(plan.labels))
+    wins = _agent_wins(lineups, won, len(plan.labels))
     ranking = []
-    for agent in range(len(labels)):
+    for agent in range(len(plan.labels)):
         seat_rounds, win_count = int(seats[:, agent].sum()), int(wins[:, agent].sum())
         if not seat_rounds:  # its tables were not reached before a Ctrl-C
             continue
         low, high = wilson_interval(win_count, seat_rounds)
         ranking.append({
-            "agent": labels[agent],
+            "agent": plan.labels[agent],
             "mu": float(mu[agent]),
             "sigma": float(sigma[agent]),
             "ordinal": float(mu[agent] - 3 * sigma[agent]),
@@ -431,37 +488,11 @@ def _summary(labels, tables, rows, records, all_lineups, all_won, all_points, al
             "win_rate": win_count / seat_rounds,
             "low": low,
             "high": high,
-            "fair_share": 1 / num_players,
+            "fair_share": 1 / plan.num_players,
             "mean_points": float(points[lineups == agent].mean()),
         })
     ranking.sort(key=lambda entry: -entry["mu"])
-    for position, entry in enumerate(ranking, 1):
-        entry["rank"] = position
-    played_rounds = len(lineups)
-    return {
-        "ranking": [{"rank": entry.pop("rank"), **entry} for entry in ranking],
-        "rows": rows,
-        "pairwise": _pairwise(rows, labels, num_players),
-        "tables": [{"name": table.name, "kind": table.kind, "rounds": len(table.lineups)} for table in tables],
-        "config": {
-            "agents": labels,
-            "num_players": num_players,
-            "rounds_per_table": rounds,
-            "seed": seed,
-            "num_envs": num_envs,
-            "unit": unit,
-            "rules": rules.as_dict(),
-            "version": hpuno_env.__version__,
-        },
-        "timing": {
-            "playing_seconds": playing_seconds,
-            "rating_seconds": rating_seconds,
-            "rounds": played_rounds,
-            "truncated": int(np.concatenate(all_truncated).sum()),
-            "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
-        },
-        **({"records": records} if record else {}),
-    }
+    return [{"rank": position, **entry} for position, entry in enumerate(ranking, 1)]
 
 
 MAX_SEAT_ROUNDS = 20_000_000  # rounds x tables x seats a tournament keeps in memory (about 40 bytes each)
@@ -506,166 +537,10 @@ def _record_entries(number: int, table: Table, played: dict, labels: list[str], 
     return entries
 
 
-# ------------------------------------------------------------ reporting
-
-
-def _format_grid(header: list[str], lines: list[list[str]], right: set[int]) -> str:
-    widths = [max(len(cell) for cell in column) for column in zip(header, *lines)]
-    def fmt(cells):
-        return "  ".join(cell.rjust(width) if index in right else cell.ljust(width) for index, (cell, width) in enumerate(zip(cells, widths))).rstrip()
-    return "\n".join([fmt(header), fmt(["-" * width for width in widths])] + [fmt(line) for line in lines])
-
-
-def format_report(result: dict) -> str:
-    """The ranked table, the per-table results and the timing, as plain text."""
-    config, timing = result["config"], result["timing"]
-    unit = config["unit"]
-    win_header, points_header = ("match win rate", "mean score") if unit == "match" else ("win rate", "mean points")
-    ranked = _format_grid(
-        ["rank", "agent", "rating (mu ± sigma)", f"{win_header} per seat [95%]", "fair", points_header, "seat-" + unit + "s"],
-        [[str(entry["rank"]), entry["agent"], f"{entry['mu']:.2f} ± {entry['sigma']:.2f}",
-          f"{entry['win_rate']:.3f} [{entry['low']:.3f}, {entry['high']:.3f}]", f"{entry['fair_share']:.3f}",
-          f"{entry['mean_points']:+.1f}", f"{entry['seat_rounds']:,}"] for entry in result["ranking"]],
-        right={0, 4, 5, 6},
-    )
-    per_table = _format_grid(
-        ["table", "agent", "seats", f"{win_header} [95%]", "fair", points_header, "truncated"],
-        [[row["table"], row["agent"], f"{row['seats']:.2f}".rstrip("0").rstrip("."), f"{row['win_rate']:.3f} [{row['low']:.3f}, {row['high']:.3f}]",
-          f"{row['fair_share']:.3f}", f"{row['mean_points']:+.1f}", str(row["truncated"])] for row in result["rows"]],
-        right={2, 4, 5, 6},
-    )
-    non_default = {name: value for name, value in config["rules"].items() if value != _default_rules()[name]}
-    heading = (
-        f"{len(config['agents'])} agents, {config['num_players']} players, {_count(config['rounds_per_table'], unit)} per table, "
-        f"{_count(len(result['tables']), 'table')}, seed {config['seed']}, rules {non_default or 'default'}"
-    )
-    footer = (
-        f"{_count(timing['rounds'], unit)} ({timing['truncated']:,} truncated) in {timing['playing_seconds']:.1f} s "
-        f"({timing['rounds_per_second']:,.0f} {_plural(unit)}/s); rating {timing['rating_seconds']:.1f} s"
-    )
-    if "partial" in result:
-        done = result["partial"]
-        heading = (f"PARTIAL: interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables "
-                   f"(the ranking is of those tables only)\n{heading}")
-    return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
-
-
-def _default_rules() -> dict:
-    from hpuno_env import RulesOptions
-
-    return RulesOptions().as_dict()
-
-
-def plot_pairwise(result: dict, ax=None):
-    """Heat map of ``result["pairwise"]``: row agent alone against copies of the column agent,
-    each cell its win rate and 95% interval, coloured round the fair share. Returns the Figure."""
-    from matplotlib.colors import TwoSlopeNorm
-    from matplotlib.figure import Figure
-
-    pairwise = result["pairwise"]
-    labels = pairwise["agents"]
-    size = len(labels)
-    if ax is None:
-        ax = Figure(figsize=(1.6 * size + 2.2, 1.2 * size + 1.6), layout="constrained").add_subplot()
-    rates = np.array([[np.nan if value is None else value for value in line] for line in pairwise["win_rate"]])
-    fair = pairwise["fair_share"]
-    ax.set_facecolor("#e0e0e0")  # the empty diagonal (NaN is drawn transparent)
-    image = ax.imshow(rates, cmap="RdBu", norm=TwoSlopeNorm(vcenter=fair, vmin=0.0, vmax=1.0))
-    for i in range(size):
-        for j in range(size):
-            if i == j:
-                continue
-            dark = abs(rates[i, j] - fair) > 0.3
-            ax.text(j, i, f"{rates[i, j]:.3f}\n[{pairwise['low'][i][j]:.3f}, {pairwise['high'][i][j]:.3f}]",
-                    ha="center", va="center", fontsize=8, color="white" if dark else "black")
-    ax.set_xticks(range(size), labels, rotation=30, ha="right")
-    ax.set_yticks(range(size), labels)
-    players = result["config"]["num_players"]
-    ax.set_xlabel("opponent" if players == 2 else f"opponent ({players - 1} copies)")
-    ax.set_ylabel("agent")
-    ax.set_title(f"win rate, {players} players, {result['config']['rounds_per_table']:,} {result['config']['unit']}s per table (fair {fair:.2f})", fontsize=10)
-    ax.figure.colorbar(image, ax=ax, shrink=0.8, label="win rate")
-    return ax.figure
-
-
-def plot_ratings(result: dict, ax=None):
-    """The ranking's openskill ratings, mu with error bars of ±1.96 sigma (95%). Returns the Figure."""
-    from matplotlib.figure import Figure
-
-    ranking = result["ranking"][::-1]  # best at the top
-    if ax is None:
-        ax = Figure(figsize=(6, 0.5 * len(ranking) + 1.4), layout="constrained").add_subplot()
-    positions = np.arange(len(ranking))
-    ax.errorbar([entry["mu"] for entry in ranking], positions, xerr=[1.96 * entry["sigma"] for entry in ranking],
-                fmt="o", capsize=4, color="tab:blue")
-    ax.set_yticks(positions, [entry["agent"] for entry in ranking])
-    ax.set_xlabel("openskill rating (mu, bars ±1.96 sigma)")
-    ax.set_title(f"ratings from {result['timing']['rounds']:,} {result['config']['unit']}s, {result['config']['num_players']} players", fontsize=10)
-    ax.grid(axis="x", alpha=0.3)
-    return ax.figure
-
-
-def _plural(noun: str) -> str:
-    return noun + ("es" if noun.endswith("ch") else "s")
-
-
-def _count(number: int, noun: str) -> str:
-    """'1 match', '2,000 matches', '3 tables'."""
-    return f"{number:,} {noun if number == 1 else _plural(noun)}"
-
-
-OUTPUT_FILES = ("results.csv", "results.json")
-PICTURE_FILES = ("tournament_pairwise.png", "tournament_ratings.png")
-
-
-def outputs_problem(out_dir: str, plot: bool, record: bool) -> str | None:
-    """Why ``write_outputs`` could not write into ``out_dir`` (checked before any game is played), or None."""
-    problem = folder_problem(out_dir)
-    names = (*OUTPUT_FILES, *(PICTURE_FILES if plot else ()))
-    for name in names:
-        problem = problem or file_problem(os.path.join(out_dir, name))
-    return problem or (folder_problem(os.path.join(out_dir, "records")) if record else None)
-
-
-def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str | None = None) -> list[str]:
-    """Write results.csv (the per-table rows), results.json (everything, and the command; of the
-    records only their list), with ``plot`` tournament_pairwise.png and tournament_ratings.png, and
-    each of ``result["records"]`` as ``records/<its file>`` into out_dir. Returns the paths."""
-    from hpuno_env.records import save_record
-
-    os.makedirs(out_dir, exist_ok=True)
-    paths = []
-    csv_path = os.path.join(out_dir, OUTPUT_FILES[0])
-    with open(csv_path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(result["rows"][0]))
-        writer.writeheader()
-        writer.writerows(result["rows"])
-    paths.append(csv_path)
-    json_path = os.path.join(out_dir, OUTPUT_FILES[1])
-    records = result.get("records", [])
-    listed = {"records": [{key: value for key, value in entry.items() if key != "record"} for entry in records]} if records else {}
-    with open(json_path, "w") as handle:
-        json.dump({"command": command, **result, **listed}, handle, indent=2)
-        handle.write("\n")
-    paths.append(json_path)
-    for entry in records:
-        path = os.path.join(out_dir, "records", entry["file"])
-        save_record(entry["record"], path)
-        paths.append(path)
-    if plot:
-        for name, draw in zip(PICTURE_FILES, (plot_pairwise, plot_ratings)):
-            path = os.path.join(out_dir, name)
-            draw(result).savefig(path, dpi=100)
-            paths.append(path)
-    return paths
-
-
 # ------------------------------------------------------------ command line
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from agents.players import available
-
     parser = argparse.ArgumentParser(
         prog="hpuno-tournament",
         description=(
@@ -712,15 +587,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ValueError(f"--episode {args.episode} contradicts --rule episode={rules['episode']}")
             rules["episode"] = args.episode
         # Check everything (players, counts, agents) before any game is played.
-        from hpuno_env.options import check_num_players
-
-        from hpuno_env._checks import check_positive_int, check_seed
-
         check_num_players(args.players)
         check_positive_int(args.rounds, "--rounds")
         check_positive_int(args.envs, "--envs")
-        if args.record < 0:
-            raise ValueError(f"--record must be a non-negative int, got {args.record}")
+        check_int(args.record, "--record", low=0)
         check_seed(args.seed, "--seed")
         labels, policies = load_agents(args.agents, args.players, args.seed, rules)
     except (ValueError, TypeError) as error:

@@ -25,6 +25,7 @@ zero weights, so the model plays on as it did and learns to use them.
 from __future__ import annotations
 
 import torch
+from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
 
@@ -80,8 +81,6 @@ def widened(model, env, learning_rate):
     becomes a ``HandsCriticPolicy``). The optimiser starts afresh (its moments were kept for the old shapes).
     ValueError if ``model``'s observation is not an earlier version of ``env``'s, or its critic reads hands ``env``
     does not give."""
-    from sb3_contrib import MaskablePPO
-
     num_players = env.num_players
     old_observation, new_observation = actor_inputs(model), observation_size(num_players)
     earlier = [observation_size_in_version(num_players, version) for version in range(1, OBSERVATION_VERSION + 1)]

@@ -21,6 +21,7 @@ import sys
 import zipfile
 
 import numpy as np
+from sb3_contrib import MaskablePPO
 
 from hpuno_env import VectorEngine
 from hpuno_env._reading import parse_json, read_json_file
@@ -118,8 +119,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no checkpoint file at {args.checkpoint!r}")
     if not zipfile.is_zipfile(args.checkpoint):
         parser.error(f"{args.checkpoint!r} is not an SB3 checkpoint (.zip made by model.save / train.py)")
-
-    from sb3_contrib import MaskablePPO
 
     try:
         model = MaskablePPO.load(args.checkpoint, device="cpu")  # unpickles: the user's own file, as documented above

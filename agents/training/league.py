@@ -36,6 +36,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from agents import players
+from agents.evaluation.rounds import win_rate
+from hpuno_env._checks import check_positive_int
+
 # Each group's share of the opponent seats (normalised over the groups that have members).
 # The heuristic is the bar to beat, so it gets the largest fixed share; snapshots keep
 # the learner from forgetting how to beat its own past strategies; the latest weights
@@ -79,8 +83,6 @@ class League:
 
     def __init__(self, num_players: int, latest=None, rule_based=DEFAULT_RULE_BASED, held_out: str | None = None,
                  weights: dict | None = None, max_snapshots: int = 8, seed: int | None = None):
-        from agents import players
-
         rule_based = tuple(rule_based)
         unknown = [] if weights is None else sorted(set(weights) - {"latest", "snapshots", *rule_based})
         weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
@@ -89,8 +91,7 @@ class League:
         check_weights(weights)
         if held_out is not None and held_out not in players.BUILT_IN:
             raise ValueError(f"held_out must be a rule-based player's name {sorted(players.BUILT_IN)} or None, got {held_out!r}")
-        if isinstance(max_snapshots, bool) or not isinstance(max_snapshots, int) or max_snapshots < 1:
-            raise ValueError(f"max_snapshots must be a positive int, got {max_snapshots!r}")
+        max_snapshots = check_positive_int(max_snapshots, "max_snapshots")
         self.num_players = num_players
         self.weights = weights
         self.held_out = held_out
@@ -169,8 +170,6 @@ class League:
 
         Returns ``{"results": {name: win_rate dict}, "strongest": name, "added": name or None}``.
         """
-        from agents.evaluation.rounds import win_rate
-
         fair = 1.0 / self.num_players
         results = {
             member.name: win_rate(learner, member.policy, self.num_players, rounds=rounds, seed=seed, **rule_options)
@@ -198,8 +197,6 @@ class Mixture:
     """
 
     def __init__(self, weights: dict, num_players: int, seed: int | None = None):
-        from agents import players
-
         if not weights:
             raise ValueError("weights must name at least one player")
         check_weights(weights)

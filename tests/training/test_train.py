@@ -232,10 +232,10 @@ def test_help_explains_every_option_and_its_default(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--timesteps", "0"], "--timesteps must be a positive integer, got 0"),
-    (["--timesteps", "-5"], "--timesteps must be a positive integer"),
-    (["--envs", "0"], "--envs must be a positive integer"),
-    (["--envs", "-2"], "--envs must be a positive integer"),
+    (["--timesteps", "0"], "--timesteps must be a positive int, got 0"),
+    (["--timesteps", "-5"], "--timesteps must be a positive int"),
+    (["--envs", "0"], "--envs must be a positive int"),
+    (["--envs", "-2"], "--envs must be a positive int"),
     (["--players", "11"], "--players must be in [2, 10]"),
     (["--gamma", "1.5"], "--gamma must be in (0, 1]"),
     (["--net-arch", "256,x"], "--net-arch"),
@@ -246,7 +246,7 @@ def test_help_explains_every_option_and_its_default(capsys):
     (["--hold-out", "ppo_2p"], "--hold-out must be a rule-based player"),
     (["--opponent", "heuristic", "--hold-out", "heuristic"], "--hold-out heuristic is also the --opponent"),
     (["--warm-start", "nobody"], "--warm-start must be none, a player"),
-    (["--warm-start-decisions", "0"], "--warm-start-decisions must be a positive integer"),
+    (["--warm-start-decisions", "0"], "--warm-start-decisions must be a positive int"),
     (["--warm-start", "heuristic-v0"], "--hold-out heuristic-v0 is also the --warm-start teacher"),
     (["--final-learning-rate", "-0.1"], "--final-learning-rate must be in [0, 1]"),
     (["--opponent", "heuristic=3,nobody=1"], "'nobody' is neither a player"),

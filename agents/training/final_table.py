@@ -1,0 +1,45 @@
+"""The table a training run ends with: this run's agent, the shipped champions for these games and the heuristic,
+each against the fixed players (and the player held out of training), over the same fixed rounds."""
+
+from __future__ import annotations
+
+from agents import players
+from agents.evaluation.rounds import win_rate
+from agents.players.trained import TrainedAgent, shipped_for
+from agents.training.options import FIXED_OPPONENTS, Args
+
+
+def final_table(args: Args, learner: TrainedAgent, rules: dict) -> dict:
+    """{row: {column: win_rate result}}, printed: rows this run, the champions, the heuristic; columns the fixed
+    players and --hold-out."""
+    held_out = None if args.hold_out == "none" else args.hold_out
+    rows = {"this run": learner}
+    for name in shipped_for(args.players, rules):  # the champions made for these games
+        rows[name] = players.load(name, num_players=args.players, seed=args.seed, rules_options=rules)
+    rows["heuristic"] = players.load("heuristic", num_players=args.players, seed=args.seed + 3)
+    columns = [*FIXED_OPPONENTS, *([held_out] if held_out and held_out not in FIXED_OPPONENTS else [])]
+    opponents = {name: players.load(name, num_players=args.players, seed=args.seed + 7) for name in columns}
+    table = evaluation_table(rows, opponents, args.players, args.final_rounds, args.seed + 3000, rules)
+    print(f"\nwin rate over {args.final_rounds} rounds per cell, {args.players} players, seats rotated"
+          + (f" ({held_out} was held out of training)" if held_out else "") + ":")
+    print(format_table(table, args.players))
+    return table
+
+
+def evaluation_table(players: dict, opponents: dict, num_players: int, rounds: int, seed: int, rules: dict) -> dict:
+    """{player: {opponent: win_rate result}}: each player in a rotating seat, the opponent in all the others."""
+    return {
+        row: {column: win_rate(player, opponent, num_players, rounds=rounds, seed=seed, **rules) for column, opponent in opponents.items()}
+        for row, player in players.items()
+    }
+
+
+def format_table(table: dict, num_players: int) -> str:
+    columns = list(next(iter(table.values())))
+    width = max(len(row) for row in table) + 2
+    lines = [f"{'':{width}s}" + "".join(f"{'vs ' + column:>22s}" for column in columns)]
+    for row, results in table.items():
+        cells = "".join(f"{r['win_rate']:7.1%} [{r['low']:5.1%}-{r['high']:5.1%}]".rjust(22) for r in results.values())
+        lines.append(f"{row:{width}s}{cells}")
+    lines.append(f"(win rate [95% interval]; a fair share is {1 / num_players:.0%})")
+    return "\n".join(lines)

@@ -1,0 +1,302 @@
+"""train.py's options: the ``Args`` dataclass (one field per command-line option, its help text beside it), what
+--resume takes from the run's config.json, and the check of every option before anything is written.
+
+``parse_args`` (agents.training.train) reads a command line into ``Args`` with these; the values that follow from
+the options (the torch device, the update's thread count, the learning-rate schedule, an opponent mixture's
+weights) are computed here too, so each has one home.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+import torch
+from stable_baselines3.common.utils import LinearSchedule
+
+from agents import players
+from agents._cli import given_options, inherit_options, layer_sizes, option, rules_problem
+from agents.training.league import check_weights
+from agents.training.precision import training_precision
+from agents.training.recipes import RECIPES
+from agents.training.run_folder import checkpoint_state, logs_problem, run_config, run_files
+from hpuno_env._checks import check_finite, check_int, check_positive_int, check_seed
+from hpuno_env.options import check_num_players
+
+FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.load
+OPPONENT_CHOICES = (*FIXED_OPPONENTS, "self", "league")
+CURVE_OPPONENTS = ("heuristic", "random-play")  # the learning curve's fixed yardsticks
+CRITICS = ("observation", "hands")  # --critic
+DEVICES = ("auto", "cpu", "cuda")  # --device
+
+
+@dataclass
+class Args:
+    # ---- the game and the run
+    players: int = option(2, "seats per game (2..10)")
+    recipe: str = option("none", "champion: train a strong agent from scratch in one command, in stages (agents/training/recipes.py: "
+                                 "a warm start, PPO against the heuristic, then annealed against a mixture); the options given "
+                                 "replace the recipe's (docs/training.md). none: this command's options only")
+    timesteps: int = option(300_000, "learner decisions to train for in all, rounded up to whole rollouts; a resumed run counts its checkpoint's")
+    envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
+    opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
+                                     "sampling), league (agents/training/league.py: snapshots of the learner, heuristic, random-play "
+                                     "and the live weights, drawn per game and seat), a saved agent file's path, or a mixture "
+                                     "NAME=WEIGHT,NAME=WEIGHT of those players and files (each game's opponents all drawn from "
+                                     "one of them with probability proportional to its weight: agents.training.league.Mixture)")
+    rule: tuple[str, ...] = option((), "a rules option NAME=VALUE, repeatable, e.g. --rule uno_penalty=4 --rule wd4_bluffing=false "
+                                       "(the syntax of the tournament and agents.play; docs/rules.md, \"The options\")")
+    rules: str = option("{}", 'the same rules options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
+    out: str = option("runs/ppo", "output folder: checkpoint, agent, config.json, logs")
+    resume: bool = option(False, "continue from OUT/checkpoint.zip (an error if there is none). Every option not given "
+                                  "is the run's own (OUT/config.json; --progress excepted): give --timesteps to train "
+                                  "on; the network cannot change (except --critic observation -> hands); the opponent, "
+                                  "rules, --envs, learning rate, schedule, --n-steps, --batch-size, --n-epochs, --gamma, "
+                                  "--gae-lambda, --clip-range and --ent-coef can")
+    overwrite: bool = option(False, "start a new run in an OUT that already holds one: the files train.py wrote there (checkpoint, "
+                                    "config, logs, agent, league snapshots, TensorBoard events) are deleted first, nothing "
+                                    "else. Without it, a new run there is refused")
+    seed: int = option(0, "seeds the games, the opponents, the network and the evaluations")
+    # ---- warm start (a fresh run only; agents/training/imitation.py)
+    warm_start: str = option("heuristic", "before PPO, fit the new network to this player's decisions (behaviour cloning: the "
+                                          "actor by cross-entropy, the critic to the round results); none: start from random "
+                                          "weights, which in a short run learns to put off losing by drawing and wins almost "
+                                          "nothing. Not done on --resume (the checkpoint holds the weights), nor, unless given, "
+                                          "with --critic hands (it fits a critic of observations only)")
+    warm_start_decisions: int = option(400_000, "decisions of the --warm-start player (playing every seat) to fit")
+    warm_start_epochs: int = option(5, "passes over those decisions (Adam, lr 1e-3, minibatch 1024)")
+    # ---- PPO
+    learning_rate: float = option(3e-4, "Adam step size (at step 0, if --final-learning-rate anneals it)")
+    final_learning_rate: float | None = option(None, "anneal the step size linearly from --learning-rate at step 0 to this "
+                                                     "at --timesteps (none: constant). The rate is a function of the step "
+                                                     "count, so a run resumed at step s starts at the schedule's value at s")
+    n_steps: int = option(64, "decisions per game slot in each rollout (a rollout is n_steps * envs learner steps)")
+    batch_size: int = option(2048, "minibatch size of the update (capped at n_steps * envs)")
+    n_epochs: int = option(4, "passes over each rollout in the update")
+    gamma: float = option(0.99, "discount per learner decision")
+    gae_lambda: float = option(0.8, "GAE lambda")
+    clip_range: float = option(0.2, "PPO clip range")
+    ent_coef: float = option(0.01, "entropy bonus")
+    net_arch: str = option("256,256", "hidden layer sizes of the policy and value networks, comma-separated")
+    critic: str = option("observation", "what the critic reads: observation (the seat's own, as the actor) or hands (also the "
+                                        "other seats' hidden hands: agents/training/critic.py; the actor, and so the agent, still plays "
+                                        "from its observation alone). A resumed observation run can switch to hands")
+    scale_observations: bool = option(True, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
+    threads: int = option(1, "torch threads in PPO's update and the warm start's fit (0: one per core this process may use); "
+                             "the rollout and the evaluations always use one (their batches are small, and the engine is "
+                             "single-threaded). Measured in docs/benchmarks.md; a resumed run takes this command's")
+    device: str = option("auto", "where the network learns and, in the rollout, acts: auto (cuda when torch.cuda.is_available(), "
+                                 "else cpu), cpu or cuda (an error without a CUDA device). The agent file is the same either "
+                                 "way (CPU float32 tensors); a resumed run takes this command's, not the run's")
+    precision: str = option("float32", "the arithmetic of the hidden layers' products in training (agents/training/precision.py): float32; "
+                                       "bfloat16 (mixed precision: float32 weights, optimiser and outputs; about twice as fast "
+                                       "where the CPU has AVX-512 BF16 or AMX, or on a recent GPU, and much slower elsewhere); "
+                                       "auto (bfloat16 where the device has it natively, else float32). The agent file is "
+                                       "float32 either way; a resumed run takes this command's")
+    # ---- checkpoints and evaluation
+    checkpoint_every: int = option(50_000, "learner steps between atomic checkpoints")
+    eval_every: int = option(100_000, "learner steps between evaluations against heuristic and random-play (0: only at the end)")
+    eval_rounds: int = option(400, "rounds per opponent in each periodic evaluation (one fixed set of rounds, seats rotated)")
+    final_rounds: int = option(2000, "rounds per cell of the final evaluation table")
+    hold_out: str = option("heuristic-v0", "a rule-based player kept out of training (out of the league even if it is a member) "
+                                           "and reported in the final table: play the agent never trained against (none: no such column)")
+    # ---- league (--opponent league)
+    league_rounds: int = option(200, "rounds per member when the league measures the learner for a snapshot")
+    league_margin: float = option(0.05, "a snapshot is added when the learner wins at least a fair share plus this "
+                                        "against the league's strongest frozen member")
+    progress: bool = option(True, "show a progress bar (steps, steps/s, ETA, latest evaluation)")
+
+
+# What a checkpoint fixes: the network (and the game it reads).
+FIXED_BY_CHECKPOINT = ("players", "net_arch", "scale_observations")
+# The update's shape, targets and penalties, which a resume may change: they are handed to the loaded model, which
+# builds its rollout buffer afresh for them.
+UPDATE_SETTINGS = ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef")
+# Options about this terminal and machine, not the run: a resumed run takes this command's, never the run's.
+THIS_COMMAND = {"resume", "overwrite", "out", "progress", "device", "threads", "precision"}
+POSITIVE = ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "checkpoint_every", "eval_rounds",
+            "final_rounds", "league_rounds", "warm_start_decisions", "warm_start_epochs")
+
+
+def resume_options(args: Args, given: set[str]) -> str | None:
+    """--resume: every option not on the command line is the run's own (OUT/config.json), so a resumed run
+    trains as before unless told otherwise; a setting the checkpoint fixes cannot be changed. Returns a problem or None."""
+    earlier = run_config(args.out).get("options")
+    if not isinstance(earlier, dict):
+        return None  # no readable config.json (a checkpoint from elsewhere): the command line as given
+    if "critic" in given and args.critic == "observation" and earlier.get("critic") == "hands":
+        return f"--critic observation: the checkpoint in {args.out} has a hands critic, which a resumed run keeps"
+    return inherit_options(args, earlier, given, FIXED_BY_CHECKPOINT, THIS_COMMAND, args.out)
+
+
+def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -> dict:
+    """The UPDATE_SETTINGS a resumed model takes: those given now or recorded in the run's earlier config.json. A
+    checkpoint from elsewhere (no config.json) keeps its own unless told, rather than taking the defaults."""
+    earlier = earlier_config.get("options")
+    known = given_options(Args, argv) | (set(earlier) if isinstance(earlier, dict) else set())
+    return {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
+
+
+def check_args(args: Args) -> str | None:
+    """What is wrong with the options (the first problem found), or None."""
+    for check in (_numbers_problem, _choices_problem, _players_problem, _folder_problem):
+        problem = check(args)
+        if problem:
+            return problem
+    return None
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _numbers_problem(args: Args) -> str | None:
+    """Counts, seeds, rates and layer sizes out of range (hpuno_env._checks: the messages of every other tool)."""
+    try:
+        for name in POSITIVE:
+            check_positive_int(getattr(args, name), _flag(name))
+        for spec in dataclasses.fields(Args):  # nan and inf pass every comparison below, or fail none
+            value = getattr(args, spec.name)
+            if isinstance(value, float):
+                check_finite(value, _flag(spec.name))
+        for name in ("eval_every", "threads"):
+            check_int(getattr(args, name), _flag(name), low=0)
+        check_seed(args.seed, "--seed")  # numpy's (and so SB3's) seeding takes seeds below 2**32
+    except ValueError as error:
+        return str(error)
+    try:
+        check_num_players(args.players)
+    except ValueError:
+        return f"--players must be in [2, 10], got {args.players}"
+    try:
+        for name in ("learning_rate", "gamma", "gae_lambda", "clip_range"):
+            check_finite(getattr(args, name), _flag(name), low=0, high=1, low_open=True)
+        if args.final_learning_rate is not None:
+            check_finite(args.final_learning_rate, "--final-learning-rate", low=0, high=1)
+    except ValueError as error:
+        return str(error)
+    if not 0 <= args.league_margin < 1:
+        return f"--league-margin must be in [0, 1), got {args.league_margin}"
+    if args.ent_coef < 0:
+        return f"--ent-coef must be >= 0, got {args.ent_coef}"
+    try:
+        layer_sizes(args.net_arch)
+    except ValueError as error:
+        return f"--net-arch {error}"
+    return None
+
+
+def _choices_problem(args: Args) -> str | None:
+    """Rules, opponent, recipe, device, precision and critic: each one of its choices, and available here."""
+    problem = rules_problem(args.rule, args.rules)
+    if problem:
+        return problem
+    try:
+        mixture = opponent_mixture(args.opponent)
+    except ValueError as error:
+        return f"--opponent {args.opponent}: {error}"
+    if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in players.available() and not os.path.isfile(args.opponent):
+        return (f"--opponent must be a player {players.available()}, self, league, an agent file "
+                f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
+    if args.recipe != "none" and args.recipe not in RECIPES:
+        return f"--recipe must be none or one of {', '.join(RECIPES)}, got {args.recipe!r}"
+    if args.device not in DEVICES:
+        return f"--device must be one of {', '.join(DEVICES)}, got {args.device!r}"
+    if args.device == "cuda" and not torch.cuda.is_available():
+        return f"--device cuda: no CUDA device here (torch.cuda.is_available() is False with torch {torch.__version__}); use --device cpu or auto"
+    try:
+        training_precision(args.precision, training_device(args.device))  # the check's one home: agents/training/precision.py
+    except ValueError as error:
+        return str(error)
+    if args.critic not in CRITICS:
+        return f"--critic must be one of {', '.join(CRITICS)}, got {args.critic!r}"
+    if args.critic == "hands" and args.warm_start != "none" and not args.resume:
+        return ("--warm-start fits a critic of observations only: warm-start with --critic observation, "
+                "then --resume with --critic hands")
+    return None
+
+
+def _players_problem(args: Args) -> str | None:
+    """The warm-start teacher, the held-out player and the opponents: known, distinct, and loadable for these games."""
+    mixture = opponent_mixture(args.opponent)  # checked by _choices_problem
+    if args.warm_start != "none" and args.warm_start not in players.available() and not os.path.isfile(args.warm_start):
+        return f"--warm-start must be none, a player {players.available()} or an agent file, got {args.warm_start!r}"
+    if args.hold_out != "none" and args.hold_out not in players.BUILT_IN:
+        return f"--hold-out must be a rule-based player {sorted(players.BUILT_IN)} or none, got {args.hold_out!r}"
+    if args.hold_out == args.opponent or args.hold_out in (mixture or {}):
+        where = "in the --opponent mixture" if mixture else "also the --opponent"
+        return f"--hold-out {args.hold_out} is {where}: hold out another player, or none"
+    if args.hold_out != "none" and args.hold_out == args.warm_start:
+        return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
+    for flag, name in (*(("--opponent", name) for name in (mixture or {args.opponent: 1})), ("--warm-start", args.warm_start)):
+        if name not in ("self", "league", "none"):
+            try:  # loaded now, before anything is written, so a 4-player agent or a corrupt file is refused here
+                players.load(name, num_players=args.players)
+            except ValueError as error:
+                return f"{flag} {name}: {error}"
+    return None
+
+
+def _folder_problem(args: Args) -> str | None:
+    """--out: a checkpoint to resume (readable, its logs ours), or no earlier run unless --overwrite."""
+    checkpoint = os.path.join(args.out, "checkpoint.zip")
+    if args.resume and args.overwrite:
+        return "--resume and --overwrite contradict each other: continue the run in --out, or start it over"
+    if args.resume and not os.path.isfile(checkpoint):
+        return f"--resume: no checkpoint at {checkpoint} (train without --resume to start a new run there)"
+    if args.resume:  # checked before anything is rewritten
+        try:
+            checkpoint_state(args.out)
+        except ValueError as error:
+            return f"--resume: {error}"
+        problem = logs_problem(args.out)
+        if problem:
+            return f"--resume: {problem}"
+    earlier_run = [] if args.resume or args.overwrite else run_files(args.out)
+    if earlier_run:
+        what = checkpoint if os.path.isfile(checkpoint) else f"{args.out} ({', '.join(os.path.relpath(path, args.out) for path in earlier_run[:3])})"
+        return (f"{what} already holds a run: pass --resume to continue it, --overwrite to start over "
+                f"(replacing it), or choose another --out")
+    return None
+
+
+def opponent_mixture(opponent: str) -> dict | None:
+    """--opponent NAME=WEIGHT,... as {name: weight}; None for a single opponent (no '=')."""
+    if "=" not in opponent:
+        return None
+    weights = {}
+    for part in opponent.split(","):
+        name, _, weight = part.partition("=")
+        name = name.strip()
+        if name in ("self", "league"):
+            raise ValueError(f"a mixture holds fixed players and agent files, not {name!r}")
+        if name not in players.available() and not os.path.isfile(name):
+            raise ValueError(f"{name!r} is neither a player {players.available()} nor an agent file")
+        if name in weights:
+            raise ValueError(f"{name!r} appears twice")
+        try:
+            weights[name] = float(weight)
+        except ValueError:
+            raise ValueError(f"the weight of {name!r} must be a number, got {weight!r}") from None
+    check_weights(weights)
+    return weights
+
+
+def training_device(name: str) -> str:
+    """--device as a torch device: auto is cuda when there is one, else cpu."""
+    return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+
+
+def update_threads(threads: int) -> int:
+    """--threads as a count: 0 is one per core this process may run on."""
+    if threads:
+        return threads
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def learning_rate(args: Args):
+    """The step size: a constant, or a linear schedule over the run's --timesteps (SB3's progress_remaining)."""
+    if args.final_learning_rate is None:
+        return args.learning_rate
+    return LinearSchedule(args.learning_rate, args.final_learning_rate, end_fraction=1.0)
