@@ -6,11 +6,11 @@
 Both sides play the same batch of fresh rounds (``VectorEngine`` without
 auto-reset, one seed) to the end with the heuristic in every seat:
 
-- ``python loop``: what a search had to do before ``VectorEngine.rollout``:
-  ``engine.step_observe`` and ``agents.players.heuristic``'s numpy ``act`` on the
-  games still playing, once per decision of the batch;
+- ``python loop``: what a search does without ``VectorEngine.rollout``:
+  ``engine.step_observe`` and ``HeuristicAgent.act`` on the games still
+  playing, once per decision of the batch;
 - ``compiled``: ``engine.rollout("heuristic")``, the whole round in one call
-  (``hpuno_env.rollout``: the heuristic compiled beside the kernel).
+  (``hpuno_env.rollout``, calling the same ``hpuno_env.heuristic``).
 
 A cell is decisions per second: the two sides take turns, ``--repeats``
 times, each turn playing batches for at least ``--seconds``, and each side's

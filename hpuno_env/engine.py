@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import kernel, rollout, worlds
+from . import heuristic, kernel, rollout, worlds
 from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_COPIES, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
 from ._checks import check_bool, check_index, check_indices, check_seed
@@ -444,7 +444,9 @@ class VectorEngine:
         of every seat (``"random"``, ``"random-play"``, ``"heuristic"``), or one per seat. Returns
         (winners, decisions), one entry per listed game: the round's winning seat (-1 when
         truncated by max_turns, or still going after max_steps steps of the batch) and the
-        decisions taken. The games are left where the round ended (a match continues in them)."""
+        decisions taken. The games are left where the round ended (a match continues in them).
+        ``heuristic_weights`` overrides entries of the heuristic's weight table by name
+        (``hpuno_env.heuristic.heuristic_weights``)."""
         games = self._games_argument(games)
         names = [policies] * self.num_players if isinstance(policies, str) else list(policies)
         if len(names) != self.num_players or any(name not in rollout.POLICY_NAMES for name in names):
@@ -452,7 +454,7 @@ class VectorEngine:
         if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
             raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
         self._require_dealt("rollout()")
-        weights = rollout.heuristic_weights(self.num_players, heuristic_weights)
+        weights = heuristic.heuristic_weights(self.num_players, heuristic_weights)
         playing = np.zeros(self.num_games, np.bool_)
         playing[games] = True
         seat_policies = np.tile(np.array([rollout.POLICY_NAMES.index(name) for name in names], np.int8), (self.num_games, 1))

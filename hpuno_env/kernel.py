@@ -178,7 +178,7 @@ class RulesFunctionCache(FunctionCache):
 
 def stamped_function_cache(source_hash: str) -> type:
     """A RulesFunctionCache class keyed by source_hash instead: for compiled modules beside this
-    one (``rollout.py``), stamped with the hash of their own sources and imports."""
+    one (``heuristic.py``, ``rollout.py``), stamped with the hash of their own sources and imports."""
     impl_class = type("_StampedCacheImpl", (_RulesCacheImpl,), {"source_hash": source_hash})
     return type("StampedFunctionCache", (RulesFunctionCache,), {"_impl_class": impl_class})
 

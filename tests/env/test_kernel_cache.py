@@ -26,14 +26,14 @@ from pathlib import Path
 import numba
 
 import hpuno_env
-from hpuno_env import kernel
+from hpuno_env import heuristic, kernel, rollout
 
 # Scores a round that player_0 won while player_1 holds a Wild, a Sorting Hat
 # and a red 7, with the compiled kernel; prints the points and numba's cache
 # statistics for finish_round (hits: loaded from disk; misses: compiled).
 SCORE_ROUND = """
 import json, numpy as np, hpuno_env
-from hpuno_env import kernel
+from hpuno_env import heuristic, kernel, rollout
 from hpuno_env.cards import CARD_INDEX
 from hpuno_env.options import RulesOptions, kernel_params
 state = kernel.allocate_state(1, 2)
@@ -104,3 +104,15 @@ def test_every_compiled_kernel_function_is_keyed_by_the_rules_sources():
     for dispatcher in dispatchers:
         assert isinstance(dispatcher._cache, kernel.RulesFunctionCache), dispatcher.py_func.__name__
         assert dispatcher._cache._impl.locator.get_source_stamp()[1] == kernel.RULES_SOURCE_HASH
+
+
+def test_the_heuristic_and_the_rollouts_are_keyed_by_their_sources():
+    """An edit of heuristic.py recompiles the heuristic and the rollouts that inline it; an edit of a rule both."""
+    here = Path(kernel.__file__).parent
+    for module, own in ((heuristic, "heuristic.py"), (rollout, "rollout.py")):
+        assert {Path(path) for path in module.SOURCE_FILES.values()} >= {here / own, here / "heuristic.py", here / "kernel.py", here / "cards.py"}
+        dispatchers = [value for value in vars(module).values() if isinstance(value, numba.core.dispatcher.Dispatcher)
+                       and value.py_func.__module__ == module.__name__]
+        assert len(dispatchers) >= 4
+        for dispatcher in dispatchers:
+            assert dispatcher._cache._impl.locator.get_source_stamp()[1] == module.SOURCE_HASH, dispatcher.py_func.__name__

@@ -1,37 +1,45 @@
-"""Compiled rollouts: the compiled heuristic chooses what agents.players.heuristic chooses; rounds end as rounds do."""
+"""Compiled rollouts: the rollout heuristic chooses what agents.players.heuristic chooses; rounds end as rounds do."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 
 import agents
-from agents.players.heuristic import WEIGHTS_MORE_PLAYERS, WEIGHTS_TWO_PLAYERS
-from hpuno_env import VectorEngine, rollout
+from agents.players.heuristic import HeuristicAgent
+from hpuno_env import VectorEngine, observation_layout, rollout
 from hpuno_env.cards import NUM_ACTIONS
+from hpuno_env.heuristic import heuristic_weights
 
 
-def recorded_positions(num_players: int, games: int, steps: int, seed: int, **rules):
-    """Observations and masks of the seat to act along rounds played by the heuristic and random-play."""
-    engine = VectorEngine(games, num_players, seed=seed, **rules)
-    engine.reset()
-    players = [agents.load("heuristic", num_players, seed=seed), agents.load("random-play", num_players, seed=seed)]
-    rng = np.random.default_rng(seed)
-    views, masks = [], []
-    observation, mask = engine.observe(), engine.legal_mask()
-    for step in range(steps):
-        views.append(observation)
-        masks.append(mask)
-        actions = players[step % 2].act(observation, mask)
-        random_rows = rng.random(games) < 0.2  # some uniform moves too, for challenges, keeps and odd colours
-        actions[random_rows] = (rng.random((games, NUM_ACTIONS)) * mask).argmax(axis=1)[random_rows]
-        observation, mask, *_ = engine.step_observe(actions)
-    return np.concatenate(views), np.concatenate(masks)
+class GivenUniforms:
+    """A stand-in for an agent's generator: its one draw per act is the given (B, 75) uniforms."""
+
+    def __init__(self, uniforms):
+        self.uniforms = uniforms
+
+    def random(self, shape, dtype):
+        assert shape == self.uniforms.shape and dtype == np.float32
+        return self.uniforms
 
 
-def test_the_weights_are_the_heuristics():
-    assert rollout.HEURISTIC_WEIGHTS[2] == WEIGHTS_TWO_PLAYERS
-    assert rollout.HEURISTIC_WEIGHTS["more"] == WEIGHTS_MORE_PLAYERS
+def rollout_choices(engine: VectorEngine, weights) -> tuple[np.ndarray, np.ndarray]:
+    """What the rollout's heuristic (rollout.choose, on a copy of each game) chooses for every game's seat to
+    act, and the uniforms it draws for its tie-breaks from the game's generator (0 where none is drawn)."""
+    probe, twin = engine.clone(), engine.clone()
+    mask, row = np.zeros(NUM_ACTIONS, np.bool_), np.zeros(engine.observation_size, np.int8)
+    noise, scratch = np.zeros(NUM_ACTIONS, np.float32), np.zeros(256, np.float32)
+    legal = engine.legal_mask()
+    chosen = np.zeros(engine.num_games, np.int64)
+    uniforms = np.zeros((engine.num_games, NUM_ACTIONS), np.float32)
+    for g in range(engine.num_games):
+        mask[:] = legal[g]
+        chosen[g] = rollout.choose(probe.state, probe.params, g, rollout.HEURISTIC, weights, mask, row, noise, scratch)
+        if legal[g].sum() > 1:  # one legal action is taken without a draw
+            uniforms[g, legal[g]] = [rollout._uniform_float(twin.state, g) for _ in range(legal[g].sum())]
+    return chosen, uniforms
 
 
 HOUSE = [{"stacking": "mixed", "jump_in": True}, {"seven_zero": True, "deck": "classic"},
@@ -40,19 +48,40 @@ HOUSE = [{"stacking": "mixed", "jump_in": True}, {"seven_zero": True, "deck": "c
 
 @pytest.mark.parametrize("num_players, rules", [(2, {}), (3, {}), (4, {}), (6, {}), (2, {"wd4_bluffing": False}), (4, {"voluntary_draw": False}),
                                                 (2, HOUSE[0]), (4, HOUSE[0]), (2, HOUSE[1]), (3, HOUSE[1]), (4, HOUSE[2])])
-def test_compiled_heuristic_chooses_what_agents_heuristic_chooses(num_players, rules):
-    observations, masks = recorded_positions(num_players, games=64, steps=120, seed=num_players, **rules)
-    agent = agents.load("heuristic", num_players, seed=11)
-    expected = agent.act(observations, masks)
-    # The agent's tie-break noise: its generator's first draw for the batch.
-    noise = np.random.default_rng(11).random(masks.shape, dtype=np.float32) * 0.01
-    chosen = np.zeros(len(masks), np.int64)
-    rollout.heuristic_actions(observations, masks, num_players, rollout.heuristic_weights(num_players), noise,
-                              np.zeros(256, np.float32), chosen)
-    differing = np.flatnonzero(chosen != expected)
-    assert differing.size == 0, f"{differing.size} of {len(masks)} differ, e.g. row {differing[:5]}"
-    phases = observations[:, agents.players.heuristic.observation_layout(num_players)["phase"]].argmax(axis=1)
-    assert len(np.unique(phases)) >= 4, "the recorded positions should cover several phases"
+def test_the_rollout_heuristic_chooses_what_the_batched_player_chooses(num_players, rules):
+    """Along rounds of the heuristic, random-play and random moves: the rollout's choice (its own observation
+    row, its noise from the game's generator) is the agent's on engine.observe() given the same uniforms."""
+    engine = VectorEngine(48, num_players, seed=num_players, **rules)
+    engine.reset()
+    players = [agents.load("heuristic", num_players, seed=num_players), agents.load("random-play", num_players, seed=num_players)]
+    rng = np.random.default_rng(num_players)
+    weights = heuristic_weights(num_players)
+    agent = HeuristicAgent(num_players)
+    phases = []
+    for step in range(90):
+        observation, mask = engine.observe(), engine.legal_mask()
+        if step % 6 == 0:
+            chosen, uniforms = rollout_choices(engine, weights)
+            agent.rng = GivenUniforms(uniforms)
+            expected = agent.act(observation, mask)
+            differing = np.flatnonzero(chosen != expected)
+            assert differing.size == 0, f"step {step}: {differing.size} of {len(mask)} differ, e.g. games {differing[:5]}"
+            phases.append(observation[:, observation_layout(num_players)["phase"]].argmax(axis=1))
+        actions = players[step % 2].act(observation, mask)
+        random_rows = rng.random(len(mask)) < 0.2  # some uniform moves too, for challenges, keeps and odd colours
+        actions[random_rows] = (rng.random((len(mask), NUM_ACTIONS)) * mask).argmax(axis=1)[random_rows]
+        engine.step(actions)
+    assert len(np.unique(np.concatenate(phases))) >= 4, "the positions should cover several phases"
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_non_finite_heuristic_weights_are_refused(value):
+    with pytest.raises(ValueError, match="weights\\['block'\\] must be a finite number"):
+        HeuristicAgent(2, weights={"block": value})
+    engine = VectorEngine(2, 2, seed=0, auto_reset=False)
+    engine.reset()
+    with pytest.raises(ValueError, match="weights\\['attack'\\] must be a finite number"):
+        engine.rollout(heuristic_weights={"attack": value})
 
 
 def test_rollouts_play_rounds_to_their_end():

@@ -145,6 +145,17 @@ def test_heuristic_refuses_unknown_weights():
         agents.players.heuristic.HeuristicAgent(2, weights={"bluffing": 1.0})
 
 
+def test_heuristic_reads_float_observations_of_the_raw_encoding_and_refuses_scaled_ones():
+    engine = VectorEngine(num_games=32, num_players=3, seed=4)
+    engine.reset()
+    observations, masks = engine.observe(), engine.legal_mask()
+    raw = agents.players.heuristic.HeuristicAgent(3, seed=1).act(observations, masks)
+    as_floats = agents.players.heuristic.HeuristicAgent(3, seed=1).act(observations.astype(np.float32), masks)
+    assert np.array_equal(raw, as_floats)
+    with pytest.raises(ValueError, match="raw int8 encoding"):
+        agents.players.heuristic.HeuristicAgent(3).act(observations * np.float32(0.5), masks)
+
+
 # Saved agent files (export, load, refusals) are tested in test_trained_agents.py.
 
 
