@@ -146,7 +146,7 @@ def _draw_pictures(record, args) -> tuple[int, int]:
     """Draw the first --max-frames steps, streamed: each PNG is written as it is drawn, and the GIF writer takes
     the frames one at a time (keeping each as a cropped palette frame), so no list of full pictures is kept.
     The GIF is written to a temporary name and renamed, so a failure leaves no half file. Returns (drawn, steps)."""
-    from PIL import Image
+    from PIL import Image  # here, not at the top: the text replay never loads Pillow
 
     counts = {"drawn": 0, "steps": 0}
     if args.png is not None:
