@@ -8,7 +8,7 @@ envs; ``gymnasium.make_vec("hpuno/HPUno-v1", num_envs=N, ...)`` gives ``HPUnoGym
 ``gymnasium.vector.VectorEnv`` over a ``SeatBatch`` of N games (int8 masks in
 ``infos["action_mask"]``, ``autoreset_mode`` SAME_STEP) for CleanRL-style loops.
 
-Legal actions: ``info["action_mask"]`` (int8, Gymnasium's ``Discrete.sample(mask=...)`` convention)
+Legal actions of ``HPUnoEnv``: ``info["action_mask"]`` (int8, Gymnasium's ``Discrete.sample(mask=...)`` convention)
 and ``env.unwrapped.action_masks()`` (bool, what sb3-contrib's ``ActionMasker`` and MaskablePPO
 read). Gymnasium's tools sample actions without masks, so by default an illegal action loses the
 round (reward -1, terminated), as the wrapped PettingZoo ``env()`` does; ``illegal_action="raise"``
@@ -115,8 +115,9 @@ class HPUnoEnv(gymnasium.Env):
 class HPUnoGymVectorEnv(GymVectorEnvBase):
     """Gymnasium VectorEnv: one learner seat per game, legal masks in ``infos["action_mask"]``.
 
-    Arguments as ``SeatBatch`` (``illegal_action`` too, ``"raise"`` by default), plus ``observation_dtype``
-    (float32 by default, or np.int8) and ``scale_observations`` (``ObservationFormat``). Masks are int8 (1 = legal), Gymnasium's convention:
+    Arguments as ``SeatBatch`` (``illegal_action`` too, ``"raise"`` by default), plus
+    ``observation_dtype`` (float32 by default, or np.int8) and ``scale_observations``
+    (``ObservationFormat``). Masks are int8 (1 = legal), Gymnasium's convention:
     ``single_action_space.sample(mask=infos["action_mask"][i])`` takes them as they are.
     Same-step autoreset (``autoreset_mode``, also in ``metadata``): a finished game's next
     episode starts in the step that ended it; ``infos["final_obs"]`` holds the finished
