@@ -12,13 +12,16 @@ that they all agree:
 - a seed is None or an int in ``[0, 2**32)`` (what numpy's legacy seeding,
   and so Stable-Baselines3, takes), checked when it is given, not when it is
   first used;
-- an index is an int in ``[0, size)``: no negative indices (``-1`` would
-  silently read the last game);
+- an index (a game slot, a seat) is an int in ``[0, size)``: no negative
+  indices (``-1`` would silently read the last game);
 - an array of ints (actions, game indices) has an integer dtype and exactly
   the expected shape: no flattening, no rounding, no bools.
 
 Each check returns the value in its plain Python form (``int``, ``bool``) or
 raises ``ValueError`` naming the argument and showing what was given.
+
+Fields of files people hand over (records, agent files) are another matter:
+what ``json`` gives is checked by ``_reading`` (``is_json_int``).
 """
 
 from __future__ import annotations
@@ -68,10 +71,12 @@ def check_seed(seed, name: str = "seed") -> int | None:
     return int(seed)
 
 
-def check_index(value, name: str, size: int) -> int:
-    """An index in [0, size) as a Python int (negative indices are refused, not counted from the end)."""
+def check_index(value, name: str, size: int, what: str = "an index") -> int:
+    """An index in [0, size) as a Python int (negative indices are refused, not counted from the end).
+
+    ``what`` says in the error what the index picks (``"a seat"``, ``"a slot"``)."""
     if not is_int(value) or not 0 <= value < size:
-        raise ValueError(f"{name} must be an index in [0, {size}), got {_shown(value)}")
+        raise ValueError(f"{name} must be {what} in [0, {size}), got {_shown(value)}")
     return int(value)
 
 
@@ -109,6 +114,15 @@ def check_finite(value, name: str, low: float | None = None, high: float | None 
     if (low is not None and (value <= low if low_open else value < low)) or (high is not None and value > high):
         left = "(" if low_open else "["
         raise ValueError(f"{name} must be in {left}{low}, {high}], got {_shown(value)}")
+    return float(value)
+
+
+def check_number(value, name: str, low: float) -> float:
+    """A real number (an int or a float, numpy's too; not a bool, not a string) >= low, as a float.
+
+    Unlike ``check_finite`` it takes infinity: for a threshold, ``inf`` means "never"; NaN is refused."""
+    if not isinstance(value, (int, float, np.integer, np.floating)) or is_bool(value) or math.isnan(value) or value < low:
+        raise ValueError(f"{name} must be a number >= {low} (not NaN), got {_shown(value)}")
     return float(value)
 
 

@@ -11,7 +11,10 @@ a command, and a malformed one must say what is wrong in one line:
   a ``RecursionError``), NaN / Infinity and integers of more than
   ``MAX_INT_DIGITS`` digits, naming the field they are in, and turns every
   failure into a ``ValueError`` that names the source;
-- ``read_json_file`` is the two together.
+- ``read_json_file`` is the two together;
+- ``is_json_int`` is the test of an integer field in what ``json`` gave: a
+  Python ``int``, not a ``bool`` (``true`` is no count). Arguments passed in
+  code are checked by ``_checks``, which takes numpy integers too.
 """
 
 from __future__ import annotations
@@ -32,6 +35,11 @@ _FILE_KINDS = (
     (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
 )
+
+
+def is_json_int(value) -> bool:
+    """An integer field of parsed JSON: a Python int, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _kind(mode: int) -> str:

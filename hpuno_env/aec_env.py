@@ -103,24 +103,23 @@ and ``last()`` once every agent has finished (or before ``reset``) raise
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
 from collections import deque
 
+import gymnasium
 import numpy as np
+import pettingzoo
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
+from .actions import ILLEGAL_REWARD, action_index
 from .cards import ACTION_LABELS, NUM_ACTIONS
 from .engine import VectorEngine
 from .render import HISTORY_EVENTS, history_lines, render_ansi, render_rgb
 from .wrappers import FusedClassicWrapper
 
-# What an illegal move pays its player where it loses the round rather than raising: env() here,
-# and illegal_action="lose" of the vector and RLlib envs (PettingZoo's classic games pay -1).
-ILLEGAL_REWARD = -1.0
 
 
 def env(num_players: int = 4, render_mode: str | None = None, **rule_options) -> AECEnv:
@@ -219,7 +218,7 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         if type(action) is not int:  # a plain int is the common case
-            action = self._action_index(action, agent)
+            action = action_index(action, agent)
         if not (0 <= action < NUM_ACTIONS and self._mask[action]):
             raise ValueError(f"illegal action {action} ({ACTION_LABELS[action] if 0 <= action < NUM_ACTIONS else 'out of range'}) for {agent}")
         self._action[0] = action
@@ -243,23 +242,6 @@ class raw_env(AECEnv, EzPickle):
             self._events.extend(self.engine.events(0))
             if self.render_mode == "human":
                 self.render()
-
-    @staticmethod
-    def _action_index(action, agent: str) -> int:
-        """An integer action (a numpy integer or a 0-d integer array too) as an int, else TypeError.
-
-        Floats, bools and strings are refused rather than rounded or read as 0/1: they are
-        always a caller's mistake. ``operator.index`` is Python's own "is an integer" test.
-        """
-        if action is None:
-            raise TypeError(f"action must be an int in [0, {NUM_ACTIONS}) for {agent}, who is still playing, got None "
-                            "(None is the action only of an agent that is terminated or truncated)")
-        if not isinstance(action, (bool, np.bool_)):
-            try:
-                return operator.index(action)
-            except TypeError:
-                pass
-        raise TypeError(f"action must be an int in [0, {NUM_ACTIONS}) for {agent}, got {action!r} of type {type(action).__name__}")
 
     def _raise_no_game(self, call: str):
         """The ValueError for ``step``/``last`` when no agent is left to act: before reset, or after the game."""
@@ -300,8 +282,6 @@ class raw_env(AECEnv, EzPickle):
 
     def render(self):
         if self.render_mode is None:
-            import gymnasium
-
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         state = self.game_state()
@@ -322,8 +302,6 @@ class raw_env(AECEnv, EzPickle):
 
 def _register_with_pettingzoo() -> None:
     """``pettingzoo.make("aec", "hpuno/hpuno-v1", num_players=4)`` where PettingZoo has a registry."""
-    import pettingzoo
-
     registry = getattr(pettingzoo, "aec_registry", None)
     if callable(getattr(pettingzoo, "register", None)) and registry is not None and "hpuno/hpuno-v1" not in registry:
         pettingzoo.register("aec", "hpuno/hpuno-v1", entry_point="hpuno_env.aec_env:env")

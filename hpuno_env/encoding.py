@@ -2,9 +2,12 @@
 
 ``observation_layout(num_players)`` is the documentation in code: an ordered
 name -> slice map of the vector that ``kernel.observe_one`` writes for a seat
-(it lives in the kernel so that numba's cache, which tracks one source file,
-never pairs a new kernel with an old compiled observation). Other seats appear in turn order counted to the left (``other 1`` is
-the next seat to the left, whatever the direction of play).
+(it lives in the kernel beside the rest of the compiled rules, so that one
+cache key covers them all: the kernel's on-disk cache is keyed by the contents
+of kernel.py and of the modules it imports, ``kernel.RULES_SOURCE_FILES``, and
+never pairs a new kernel with an old compiled observation). Other seats appear
+in turn order counted to the left (``other 1`` is the next seat to the left,
+whatever the direction of play).
 
 Everything a strong human player knows, and nothing else: their own hand,
 public facts (pile sizes, every discard still on the discard pile, hand sizes,

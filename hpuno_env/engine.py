@@ -18,9 +18,10 @@ import numba
 import numpy as np
 
 from . import heuristic, kernel, rollout, worlds
-from .cards import ACTION_LABELS, CARD_LABELS, COLORS, DECK_COPIES, NUM_ACTIONS, check_deck_codes, deck_from_labels
+from .actions import action_name
+from .cards import CARD_LABELS, COLORS, DECK_COPIES, NUM_ACTIONS, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
-from ._checks import check_bool, check_index, check_indices, check_seed
+from ._checks import check_bool, check_index, check_indices, check_positive_int, check_seed, is_int
 from .options import RulesOptions, kernel_params
 
 
@@ -75,8 +76,7 @@ class VectorEngine:
     """
 
     def __init__(self, num_games: int = 1, num_players: int = 4, seed: int | None = None, auto_reset: bool = True, **rule_options):
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games must be a positive int, got {num_games!r}")
+        num_games = check_positive_int(num_games, "num_games")
         self.options = RulesOptions.from_kwargs(**rule_options)
         self.params = kernel_params(self.options, num_players)
         self.num_games = int(num_games)
@@ -129,7 +129,7 @@ class VectorEngine:
         values = list(words) if isinstance(words, (list, tuple, np.ndarray)) else None
         if (
             values is None or len(values) != 4
-            or not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 0 <= w < 2**32 for w in values)
+            or not all(is_int(w) and 0 <= w < 2**32 for w in values)
             or not any(values)
         ):
             raise ValueError(f"generator state must be 4 ints in [0, 2**32), not all 0, got {words!r}")
@@ -163,9 +163,7 @@ class VectorEngine:
         if dealer is None:
             dealers = np.full(len(games), -1, np.int64)
         else:
-            if isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < self.num_players:
-                raise ValueError(f"dealer must be a seat in [0, {self.num_players}), got {dealer!r}")
-            dealers = np.full(len(games), int(dealer), np.int64)
+            dealers = np.full(len(games), check_index(dealer, "dealer", self.num_players, "a seat"), np.int64)
         if not self._seeded and (seed is None or len(games) < self.num_games):
             self.seed(self._seed)  # every game's stream from the constructor's seed, before some are reseeded
         if seed is not None:
@@ -275,12 +273,8 @@ class VectorEngine:
     def _raise_if_illegal(self, illegal: int, actions: np.ndarray) -> None:
         if illegal:
             games = np.flatnonzero(self._bad)
-            details = ", ".join(f"game {g}: {self._action_name(actions[g])}" for g in games[:5])
+            details = ", ".join(f"game {g}: {action_name(actions[g])}" for g in games[:5])
             raise ValueError(f"illegal action in {len(games)} game(s) {games[:20].tolist()} ({details})")
-
-    @staticmethod
-    def _action_name(action) -> str:
-        return ACTION_LABELS[action] if 0 <= action < NUM_ACTIONS else f"action {action} out of range"
 
     # ------------------------------------------------------------ reading a game
 
@@ -388,9 +382,8 @@ class VectorEngine:
         """A new engine of ``count`` worlds of game ``game`` as ``viewer`` (a seat; default the seat to
         act) knows it: what the viewer has not seen is dealt again at random (``hpuno_env.worlds``
         says what is kept and the table ``worlds.HIDDEN`` what is redone); one seed, one set of worlds."""
-        if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
-            raise ValueError(f"count must be a positive int, got {count!r}")
-        twin = self._fresh_like(int(count))
+        count = check_positive_int(count, "count")
+        twin = self._fresh_like(count)
         twin.determinize_into(np.arange(count), self, game, viewer, seed)
         return twin
 
@@ -434,9 +427,7 @@ class VectorEngine:
             viewer = int(source.state.current_player[game])
             if viewer < 0:
                 raise ValueError(f"game {game} is over: no seat to act, so name the viewer")
-        if isinstance(viewer, bool) or not isinstance(viewer, (int, np.integer)) or not 0 <= viewer < self.num_players:
-            raise ValueError(f"viewer must be a seat in [0, {self.num_players}), got {viewer!r}")
-        return int(viewer)
+        return check_index(viewer, "viewer", self.num_players, "a seat")
 
     def rollout(self, policies="heuristic", games=None, max_steps: int = 1_000_000, heuristic_weights: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Play ``games`` (all by default; over or idle ones are passed over) to the end of their
@@ -451,8 +442,7 @@ class VectorEngine:
         names = [policies] * self.num_players if isinstance(policies, str) else list(policies)
         if len(names) != self.num_players or any(name not in rollout.POLICY_NAMES for name in names):
             raise ValueError(f"policies must be one of {rollout.POLICY_NAMES} or {self.num_players} of them, got {policies!r}")
-        if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
-            raise ValueError(f"max_steps must be a positive int, got {max_steps!r}")
+        max_steps = check_positive_int(max_steps, "max_steps")
         self._require_dealt("rollout()")
         weights = heuristic.heuristic_weights(self.num_players, heuristic_weights)
         playing = np.zeros(self.num_games, np.bool_)

@@ -24,7 +24,7 @@ import numpy as np
 from pettingzoo.utils.wrappers import BaseWrapper
 
 from .aec_env import env as classic_env
-from .vector_env import ObservationFormat
+from .seat_batch import ObservationFormat
 
 
 class FlatObservationWrapper(BaseWrapper):

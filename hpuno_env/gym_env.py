@@ -1,12 +1,14 @@
-"""The single-agent Gymnasium environment: one learner seat against built-in or given opponents.
+"""The Gymnasium environments: one learner seat against built-in or given opponents, one game or many.
 
 ``gymnasium.make("hpuno/HPUno-v1", num_players=2, ...)`` (registered by ``import hpuno_env``) builds
 ``HPUnoEnv``: a ``gymnasium.Env`` whose episodes are the learner's decisions in one round (or match),
 the other seats played inside the step by an opponent policy. It is a one-game ``SeatBatch``
-(``vector_env.py``), so its rewards, opponents and observations are exactly those of the vector
-envs; ``gymnasium.make_vec("hpuno/HPUno-v1", num_envs=N, ...)`` gives ``HPUnoGymVectorEnv`` itself.
+(``seat_batch.py``), so its rewards, opponents and observations are exactly those of the vector
+envs; ``gymnasium.make_vec("hpuno/HPUno-v1", num_envs=N, ...)`` gives ``HPUnoGymVectorEnv``, a
+``gymnasium.vector.VectorEnv`` over a ``SeatBatch`` of N games (int8 masks in
+``infos["action_mask"]``, ``autoreset_mode`` SAME_STEP) for CleanRL-style loops.
 
-Legal actions: ``info["action_mask"]`` (int8, Gymnasium's ``Discrete.sample(mask=...)`` convention)
+Legal actions of ``HPUnoEnv``: ``info["action_mask"]`` (int8, Gymnasium's ``Discrete.sample(mask=...)`` convention)
 and ``env.unwrapped.action_masks()`` (bool, what sb3-contrib's ``ActionMasker`` and MaskablePPO
 read). Gymnasium's tools sample actions without masks, so by default an illegal action loses the
 round (reward -1, terminated), as the wrapped PettingZoo ``env()`` does; ``illegal_action="raise"``
@@ -15,13 +17,18 @@ raises ``ValueError`` instead and changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv as GymVectorEnvBase
+from gymnasium.vector.utils import batch_space
 
 from .cards import NUM_ACTIONS
 from .render import render_ansi, render_rgb
-from .vector_env import ObservationFormat, SeatBatch
+from .seat_batch import Assignment, ObservationFormat, SeatBatch
+
 
 class HPUnoEnv(gymnasium.Env):
     """One learner seat of one game; the other seats are played by ``opponent``.
@@ -104,3 +111,50 @@ class HPUnoEnv(gymnasium.Env):
     def _info(self, mask: np.ndarray) -> dict:
         return {"action_mask": mask.astype(np.int8), "seat": int(self.batch.seats[0])}
 
+
+class HPUnoGymVectorEnv(GymVectorEnvBase):
+    """Gymnasium VectorEnv: one learner seat per game, legal masks in ``infos["action_mask"]``.
+
+    Arguments as ``SeatBatch`` (``illegal_action`` too, ``"raise"`` by default), plus
+    ``observation_dtype`` (float32 by default, or np.int8) and ``scale_observations``
+    (``ObservationFormat``). Masks are int8 (1 = legal), Gymnasium's convention:
+    ``single_action_space.sample(mask=infos["action_mask"][i])`` takes them as they are.
+    Same-step autoreset (``autoreset_mode``, also in ``metadata``): a finished game's next
+    episode starts in the step that ended it; ``infos["final_obs"]`` holds the finished
+    views and ``infos["_final_obs"]`` marks which games they are for.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    autoreset_mode = AutoresetMode.SAME_STEP  # what wrappers that read the attribute (TorchRL's GymWrapper) look for
+
+    def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
+                 observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise", **rule_options):
+        self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, illegal_action, **rule_options)
+        self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations)
+        self.num_envs = num_envs
+        self.single_observation_space = self.observation_format.space
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = spaces.MultiDiscrete(np.full(num_envs, NUM_ACTIONS))
+        self.render_mode = None
+
+    def set_opponent(self, opponent) -> None:
+        """``SeatBatch.set_opponent``."""
+        self.batch.set_opponent(opponent)
+
+    def set_opponents(self, policies: Sequence, assignment: Assignment) -> None:
+        """``SeatBatch.set_opponents``: several opponents, per game slot and seat."""
+        self.batch.set_opponents(policies, assignment)
+
+    def reset(self, *, seed=None, options=None):
+        observations, masks = self.batch.reset(seed=seed)
+        return self.observation_format(observations), {"action_mask": masks.astype(np.int8)}
+
+    def step(self, actions):
+        observations, masks, rewards, terminated, truncated, terminal = self.batch.step(actions)
+        infos = {"action_mask": masks.astype(np.int8)}
+        done = terminated | truncated
+        if done.any():
+            infos["final_obs"] = self.observation_format(terminal)
+            infos["_final_obs"] = done
+        return self.observation_format(observations), rewards, terminated, truncated, infos

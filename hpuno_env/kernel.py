@@ -8,11 +8,15 @@ disk (see "the on-disk cache" below); the entry points (``reset_games``,
 very same code runs as ordinary Python, which is how to debug a rule
 (tests/env/test_pure_python.py keeps the two identical).
 
-Every compiled function lives in this one file on purpose: a compiled
+Every compiled function of the rules lives in this one file: a compiled
 caller keeps a copy of the compiled functions it calls, and the cache of each
 function here is keyed by this file and the modules it imports from (see "the
-on-disk cache" below), so a compiled caller elsewhere could keep running an
-old copy of an edited rule.
+on-disk cache" below). The one other compiled module, ``rollout.py`` (the
+built-in policies and the rollout loop, which calls ``step_games``), is a
+caller of this file, not a second home of rules; its cache is keyed by its
+own sources and everything it imports, this file included
+(``stamped_function_cache``), so an edited rule recompiles it too and it never
+runs an old copy.
 
 Piles are stacks: ``draw_pile[g, :draw_count[g]]`` holds the draw pile with
 its *top card last*, ``discard[g, :discard_count[g]]`` the discard pile with
@@ -36,6 +40,14 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+try:  # numba internals that the on-disk cache below builds on
+    from numba.core.caching import CompileResultCacheImpl, FunctionCache
+except ImportError as error:  # pragma: no cover - only on a numba that moved them
+    raise ImportError(
+        f"hpuno_env.kernel needs numba.core.caching.FunctionCache and CompileResultCacheImpl "
+        f"(numba 0.59 .. 0.68 have them; this is numba {numba.__version__})"
+    ) from error
 
 from .cards import (
     CARD_COLOR,
@@ -120,14 +132,6 @@ def _rules_source_hash(files: dict[str, str]) -> str:
 
 RULES_SOURCE_FILES = _rules_source_files()
 RULES_SOURCE_HASH = _rules_source_hash(RULES_SOURCE_FILES)
-
-try:
-    from numba.core.caching import CompileResultCacheImpl, FunctionCache
-except ImportError as error:  # pragma: no cover - only on a numba that moved them
-    raise ImportError(
-        f"hpuno_env.kernel needs numba.core.caching.FunctionCache and CompileResultCacheImpl "
-        f"(numba 0.59 .. 0.68 have them; this is numba {numba.__version__})"
-    ) from error
 
 
 class _RulesStampedLocator:
@@ -1102,6 +1106,11 @@ def finish_round(s, p, g, rewards, terminated):
 
 # ---------------------------------------------------------------- one decision
 
+# apply_action, end_turn and apply_card_effect stay long (apply_action is past the 80 lines a function
+# of hpuno_env may have elsewhere): each is inlined at its one call site in step_games, and every helper
+# split out of one would be inlined too, so numba would copy and optimise more IR per block and compile
+# the kernel slower (see `leaf` above and docs/contributing.md, "What keeps it fast").
+
 
 @leaf
 def apply_action(s, p, g, action):
@@ -1450,7 +1459,9 @@ def step_games(s, p, actions, rewards, terminated, truncated, auto_reset, bad, a
     at one call site (see `leaf`); everything else is a call into small
     compiled functions. (numba copies an inlined function's whole IR once per
     block, and a caller re-optimises the code of every compiled function it
-    calls, so the big body is written here and nothing calls this.)
+    calls, so the big body is written here once and nothing in this file calls
+    this: its callers are ``VectorEngine`` from Python and the compiled rollout
+    loop of ``rollout.py``.)
     """
     illegal = check_actions(s, p, actions, bad, allow_idle, scratch_mask)
     if illegal > 0:

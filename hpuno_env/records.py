@@ -49,8 +49,9 @@ from collections.abc import Iterator
 import numpy as np
 
 from . import kernel
+from ._checks import check_index, check_positive_int
 from ._output import write_atomically
-from ._reading import read_json_file
+from ._reading import is_json_int, read_json_file
 from .cards import ACTION_INDEX, ACTION_LABELS, deck_from_labels
 from .engine import VectorEngine
 from .options import HOUSE_RULE_OPTIONS, RulesOptions, check_num_players
@@ -148,12 +149,11 @@ class Recorder:
     def __init__(self, engine: VectorEngine, game: int = 0, seed: int | None = None, players=None, max_records: int | None = None):
         if not isinstance(engine, VectorEngine):
             raise TypeError(f"engine must be a VectorEngine, got {type(engine).__name__}")
-        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < engine.num_games:
-            raise ValueError(f"game must be a slot in [0, {engine.num_games}), got {game!r}")
-        if max_records is not None and (isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 1):
-            raise ValueError(f"max_records must be a positive int or None, got {max_records!r}")
+        game = check_index(game, "game", engine.num_games, "a slot")
+        if max_records is not None:
+            max_records = check_positive_int(max_records, "max_records")
         self.engine = engine
-        self.game = int(game)
+        self.game = game
         self.seed = seed
         self.players = _checked_players(players, engine.num_players, "players")
         self.max_records = max_records
@@ -242,10 +242,6 @@ def _checked_players(players, num_players: int, where: str):
     return list(players)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def check_record(record) -> None:
     """Raise ``ValueError`` naming the field unless ``record`` is a well-formed record.
 
@@ -277,9 +273,9 @@ def check_record(record) -> None:
         RulesOptions.from_kwargs(**options)
     except ValueError as error:
         raise ValueError(f"record field 'options': {error}") from None
-    if record["seed"] is not None and not _is_int(record["seed"]):
+    if record["seed"] is not None and not is_json_int(record["seed"]):
         raise ValueError(f"record field 'seed' must be an int or null, got {record['seed']!r}")
-    if record.get("slot") is not None and not (_is_int(record["slot"]) and record["slot"] >= 0):
+    if record.get("slot") is not None and not (is_json_int(record["slot"]) and record["slot"] >= 0):
         raise ValueError(f"record field 'slot' must be a non-negative int or null, got {record['slot']!r}")
     _checked_players(record.get("players"), num_players, "record field 'players'")
     if record["outcome"] not in OUTCOMES:
@@ -298,9 +294,9 @@ def _check_round(entry, index: int, num_players: int, deck_name: str) -> None:
     missing = [name for name in ("round", "dealer", "deck", "generator", "decisions") if name not in entry]
     if missing:
         raise ValueError(f"{where}': missing field(s) {missing}")
-    if entry["round"] != index + 1 or not _is_int(entry["round"]):
+    if entry["round"] != index + 1 or not is_json_int(entry["round"]):
         raise ValueError(f"{where}.round' must be {index + 1}, got {entry['round']!r}")
-    if not (_is_int(entry["dealer"]) and 0 <= entry["dealer"] < num_players):
+    if not (is_json_int(entry["dealer"]) and 0 <= entry["dealer"] < num_players):
         raise ValueError(f"{where}.dealer' must be a seat in [0, {num_players}), got {entry['dealer']!r}")
     deck = entry["deck"]
     if not isinstance(deck, list) or not all(isinstance(label, str) for label in deck):
@@ -312,7 +308,7 @@ def _check_round(entry, index: int, num_players: int, deck_name: str) -> None:
     generator = entry["generator"]
     if (
         not isinstance(generator, list) or len(generator) != 4
-        or not all(_is_int(word) and 0 <= word <= _WORD for word in generator) or not any(generator)
+        or not all(is_json_int(word) and 0 <= word <= _WORD for word in generator) or not any(generator)
     ):
         raise ValueError(f"{where}.generator' must be 4 ints in [0, 2**32), not all 0, got {generator!r}")
     decisions = entry["decisions"]
@@ -321,7 +317,7 @@ def _check_round(entry, index: int, num_players: int, deck_name: str) -> None:
     for number, decision in enumerate(decisions):
         if (
             not isinstance(decision, list) or len(decision) != 2
-            or not (_is_int(decision[0]) and 0 <= decision[0] < num_players)
+            or not (is_json_int(decision[0]) and 0 <= decision[0] < num_players)
             or not isinstance(decision[1], str) or decision[1] not in ACTION_INDEX
         ):
             raise ValueError(

@@ -156,7 +156,7 @@ _RGB = {
 
 def render_rgb(state: dict, viewer: str | None, history: list[str]) -> np.ndarray:
     """A picture of the table (H, W, 3) uint8, drawn with Pillow."""
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw  # here, not at the top: import hpuno_env stays quick without Pillow's load
 
     width, height = 960, 540
     image = Image.new("RGB", (width, height), (20, 90, 50))

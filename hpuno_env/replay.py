@@ -147,7 +147,7 @@ def _draw_pictures(record, args) -> tuple[int, int]:
     the frames one at a time (keeping each as a cropped palette frame), so no list of full pictures is kept, and
     the steps after them are not replayed. The GIF is written to a temporary name and renamed, so a failure leaves
     no half file. Returns (drawn, steps)."""
-    from PIL import Image  # Pillow only for pictures
+    from PIL import Image  # here, not at the top: the text replay never loads Pillow
 
     steps = sum(1 + len(entry["decisions"]) for entry in record["rounds"])  # a frame after each deal and decision
     counts = {"drawn": 0}

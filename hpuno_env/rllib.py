@@ -49,6 +49,7 @@ from typing import Any
 from collections.abc import Sequence
 
 import numpy as np
+import torch
 
 try:
     import ray  # noqa: F401  (the import error below names the extra to install)
@@ -69,10 +70,11 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from gymnasium import spaces
 
-from .aec_env import ILLEGAL_REWARD, raw_env
+from ._checks import check_int, check_positive_int
+from .actions import ILLEGAL_REWARD, action_index, action_name, check_illegal_action, illegal_actions
 from .cards import NUM_ACTIONS
 from .engine import VectorEngine
-from .vector_env import ObservationFormat, check_illegal_action, illegal_actions
+from .seat_batch import ObservationFormat
 
 # (logger, a phrase of the message): RLlib log lines about RLlib's own code, dropped (module docstring)
 QUIETED_MESSAGES = (
@@ -164,13 +166,13 @@ class MultiAgentGames:
             if agent not in actions[g]:
                 raise ValueError(f"no action for {agent}, the agent to act" + (f" in game {g}" if self.num_games > 1 else "")
                                  + f"; got actions for {sorted(actions[g])}")
-            chosen[g] = raw_env._action_index(actions[g][agent], agent)
+            chosen[g] = action_index(actions[g][agent], agent)
         illegal = stepping & illegal_actions(chosen, self._masks)
         if illegal.any():
             if self.illegal_action == "raise":
                 bad = np.flatnonzero(illegal)
                 raise ValueError(f"illegal action in game(s) {bad[:20].tolist()}: " + ", ".join(
-                    f"{self.agents[current[g]]} chose {VectorEngine._action_name(chosen[g])}" for g in bad[:5]))
+                    f"{self.agents[current[g]]} chose {action_name(chosen[g])}" for g in bad[:5]))
             requested = chosen.copy()
             chosen[illegal] = -1  # the round is forfeited, not played on
         observations, masks, rewards, terminated, truncated = self.engine.step_observe(chosen, partial=True)
@@ -193,7 +195,7 @@ class MultiAgentGames:
                 # value bootstrap) once every agent has its own done flag, truncated ones too.
                 cut = bool(truncated[g] and not terminated[g])
                 terminateds, truncateds = {"__all__": not cut}, {"__all__": cut}
-                info = {names[current[g]]: {"illegal_action": VectorEngine._action_name(requested[g])}} if illegal[g] else {}
+                info = {names[current[g]]: {"illegal_action": action_name(requested[g])}} if illegal[g] else {}
             else:
                 seat = self.engine.current_player[g]
                 name = names[seat]
@@ -389,8 +391,7 @@ class LeagueMapping:
     """
 
     def __init__(self, num_players: int, num_frozen: int):
-        if isinstance(num_frozen, bool) or not isinstance(num_frozen, int) or num_frozen < 1:
-            raise ValueError(f"num_frozen must be a positive int, got {num_frozen!r}")
+        num_frozen = check_positive_int(num_frozen, "num_frozen")
         self.num_players, self.num_frozen = num_players, num_frozen
 
     def __call__(self, agent_id, episode, **kwargs) -> str:
@@ -409,8 +410,7 @@ class FrozenLeague:
     """
 
     def __init__(self, num_frozen: int, snapshot_every: int):
-        if isinstance(snapshot_every, bool) or not isinstance(snapshot_every, int) or snapshot_every < 1:
-            raise ValueError(f"snapshot_every must be a positive int, got {snapshot_every!r}")
+        snapshot_every = check_positive_int(snapshot_every, "snapshot_every")
         self.num_frozen, self.snapshot_every = num_frozen, snapshot_every
         self.next_slot = 0
 
@@ -462,8 +462,7 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
 
     Build with ``.build_algo()`` after ``ray.init()``.
     """
-    if isinstance(league, bool) or not isinstance(league, int) or league < 0:
-        raise ValueError(f"league must be an int >= 0 (number of frozen snapshots), got {league!r}")
+    league = check_int(league, "league (the number of frozen snapshots)", low=0)
     env_config = {"num_players": num_players, "scale_observations": scale_observations, "seed": seed, **rule_options}
     HPUnoMultiAgentEnv(env_config)  # bad options fail here, in the caller, not in a worker
     module = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
@@ -500,14 +499,10 @@ class RLModulePolicy:
     """
 
     def __init__(self, module, num_players: int, scale_observations: bool = True):
-        import torch
-
-        self._torch = torch
         self.module, self.num_players = module, num_players
         self.observation_format = ObservationFormat(num_players, np.float32, scale_observations)
 
     def act(self, observations, action_masks) -> np.ndarray:
-        torch = self._torch
         batch = {Columns.OBS: {
             "observations": torch.from_numpy(self.observation_format(np.asarray(observations))),
             "action_mask": torch.from_numpy(np.asarray(action_masks, dtype=np.float32)),

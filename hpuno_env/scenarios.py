@@ -48,6 +48,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
+from ._checks import check_index, is_int
 from .cards import CARD_COLOR, CARD_INDEX, CARD_LABELS, CARD_RANK, DECK_COPIES, DECK_SIZES, DECKS
 from .options import check_num_players
 
@@ -81,7 +84,7 @@ def _hands_by_seat(num_players: int, hands) -> list[list[str]]:
     else:
         raise ValueError(f"hands must be a list (one hand per seat) or a dict seat -> hand, got {type(hands).__name__}")
     for seat, hand in items:
-        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players:
+        if not is_int(seat) or not 0 <= seat < num_players:
             raise ValueError(f"hands: seat {seat!r} is not a seat in [0, {num_players})")
         cards = _labels(f"hands[{seat}]", hand)
         if len(cards) > HAND_SIZE:
@@ -119,43 +122,16 @@ def stacked_deck(
     if deck not in DECKS:
         raise ValueError(f"deck must be one of {DECKS}, got {deck!r}")
     copies, deck_size = DECK_COPIES[deck], DECK_SIZES[deck]
-    if isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < num_players:
-        raise ValueError(f"dealer must be a seat in [0, {num_players}), got {dealer!r}")
+    dealer = check_index(dealer, "dealer", num_players, "a seat")
     by_seat = _hands_by_seat(num_players, hands)
     if starter is not None:
         _labels("starter", [starter])
     pile = _labels("draw_pile", draw_pile)
-
-    requested = Counter(card for hand in by_seat for card in hand)
-    requested.update(pile)
-    if starter is not None:
-        requested[starter] += 1
-    too_many = [
-        f"{label} x{count} (the deck holds {int(copies[CARD_INDEX[label]])})"
-        for label, count in requested.items()
-        if count > copies[CARD_INDEX[label]]
-    ]
-    if too_many:
-        raise ValueError("stacked_deck: more copies requested than the deck holds: " + ", ".join(sorted(too_many)))
+    requested = _requested_cards(by_seat, starter, pile, copies)
     dealt = HAND_SIZE * num_players
     if dealt + 1 + len(pile) > deck_size:
         raise ValueError(f"draw_pile: {len(pile)} cards do not fit after dealing {dealt} cards and the starter")
-
-    # What is left, in the least-interfering order: number cards, then actions,
-    # then wilds; colours mentioned least first; ranks not mentioned first.
-    color_mentions = Counter(int(CARD_COLOR[CARD_INDEX[c]]) for c in requested.elements())
-    rank_mentions = Counter(int(CARD_RANK[CARD_INDEX[c]]) for c in requested.elements())
-
-    def order(code: int):
-        color, rank = int(CARD_COLOR[code]), int(CARD_RANK[code])
-        kind = 2 if color < 0 else (0 if rank <= 9 else 1)
-        return (kind, color_mentions[color] if color >= 0 else 0, rank_mentions[rank] > 0, color, -rank, code)
-
-    spare: list[str] = []
-    for code in sorted(range(len(CARD_LABELS)), key=order):
-        label = CARD_LABELS[code]
-        spare.extend([label] * (int(copies[code]) - requested[label]))
-    spare.reverse()  # pop() from the end takes the least interfering card first
+    spare = _spare_cards(requested, copies)
 
     # Fill hands round by round, so fillers spread over seats evenly.
     full_hands = [list(hand) for hand in by_seat]
@@ -175,3 +151,38 @@ def stacked_deck(
     cards.extend(reversed(spare))
     assert len(cards) == deck_size
     return cards
+
+
+def _requested_cards(by_seat: list[list[str]], starter: str | None, pile: list[str], copies: np.ndarray) -> Counter:
+    """How many of each card the scenario asks for, or ValueError if that is more than the deck holds."""
+    requested = Counter(card for hand in by_seat for card in hand)
+    requested.update(pile)
+    if starter is not None:
+        requested[starter] += 1
+    too_many = [
+        f"{label} x{count} (the deck holds {int(copies[CARD_INDEX[label]])})"
+        for label, count in requested.items()
+        if count > copies[CARD_INDEX[label]]
+    ]
+    if too_many:
+        raise ValueError("stacked_deck: more copies requested than the deck holds: " + ", ".join(sorted(too_many)))
+    return requested
+
+
+def _spare_cards(requested: Counter, copies: np.ndarray) -> list[str]:
+    """The cards not requested, the least interfering last (``pop()`` takes it first): number cards,
+    then actions, then wilds; colours mentioned least first; ranks not mentioned first."""
+    color_mentions = Counter(int(CARD_COLOR[CARD_INDEX[c]]) for c in requested.elements())
+    rank_mentions = Counter(int(CARD_RANK[CARD_INDEX[c]]) for c in requested.elements())
+
+    def order(code: int):
+        color, rank = int(CARD_COLOR[code]), int(CARD_RANK[code])
+        kind = 2 if color < 0 else (0 if rank <= 9 else 1)
+        return (kind, color_mentions[color] if color >= 0 else 0, rank_mentions[rank] > 0, color, -rank, code)
+
+    spare: list[str] = []
+    for code in sorted(range(len(CARD_LABELS)), key=order):
+        label = CARD_LABELS[code]
+        spare.extend([label] * (int(copies[code]) - requested[label]))
+    spare.reverse()
+    return spare

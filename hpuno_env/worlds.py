@@ -270,11 +270,31 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     not say whose turn follows the window)."""
     layout = observation_layout(num_players)
     view = {name: np.asarray(observation[part], np.int64) for name, part in layout.items()}
-    P, others = num_players, num_players - 1
+    P = num_players
     g = slot
     for name in EngineState._fields:  # start from an empty game: every field reset
         field = getattr(target, name)
         field[g] = -1 if name in ("turn_card", "drawn_card", "wd4_player", "wd4_prev_color", "catch_offender", "chose_color", "reshuffled") else 0
+    phase = _view_phase(view)
+    seat_of = [(k + 1) % P for k in range(P - 1)]  # "other k" (k to my left) is seat k + 1
+    _write_seats(target, g, view, seat_of, target_score)
+    top, discards = _write_table(target, g, view)
+    target.phase[g] = phase
+    target.current_player[g] = 0
+    previous = 1 if target.direction[g] < 0 else P - 1  # the seat that played before me
+    _write_turn(target, g, view, phase, top, len(discards), previous, seat_of)
+    target.round_number[g] = 1
+    _place_unseen_cards(target, g, view, seat_of, deck_copies)
+    color = int(target.wd4_prev_color[g])
+    if target.wd4_player[g] >= 0 and color >= 0:
+        target.wd4_guilty[g] = target.hands[g, previous, color * 13:color * 13 + 13].sum() > 0
+    target.round_deck[g] = FULL_DECK
+    target.scratch_deck[g] = FULL_DECK
+    target.rng[g] = generator_words(0, 1)[0]
+
+
+def _view_phase(view: dict) -> int:
+    """The kernel's phase of the game the view shows, or ValueError for a view of no game in play or of a jump window."""
     phase = int(view["phase"].argmax())
     if view["house_phase"].any():
         phase = STACK_PHASE if view["house_phase"][0] else JUMP_PHASE
@@ -282,7 +302,11 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
         raise ValueError("observation: its phase is not that of a game in play (one-hot, not over)")
     if phase == JUMP_PHASE:
         raise ValueError("observation: a view in a jump window does not say whose turn follows it")
-    seat_of = [(k + 1) % P for k in range(others)]  # "other k" (k to my left) is seat k + 1
+    return phase
+
+
+def _write_seats(target: EngineState, g: int, view: dict, seat_of: list[int], target_score: int) -> None:
+    """Every seat's public facts: the viewer's hand, the others' hand sizes, calls, lacks, colours, scores, shown hands."""
     target.hands[g, 0] = view["hand"]
     target.hand_sizes[g, 0] = view["hand"].sum()
     for k, seat in enumerate(seat_of):
@@ -297,7 +321,11 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
             target.revealed[g, 0, seat] = view["revealed_hands"][k * NUM_CARD_TYPES:(k + 1) * NUM_CARD_TYPES]
     target.uno_called[g, 0] = view["my_uno_called"][0]
     target.scores[g, 0] = -(-view["my_score_pct"][0] * target_score // 100)
-    # The discard pile: its counts in card order, the top card last.
+
+
+def _write_table(target: EngineState, g: int, view: dict) -> tuple[int, np.ndarray]:
+    """The discard pile (its counts in card order, the top card last), the colour and the direction;
+    returns the top card and the discards."""
     top = int(view["top_card"].argmax())
     discards = np.repeat(np.arange(NUM_CARD_TYPES), view["discard_counts"])
     discards = np.concatenate([np.delete(discards, np.flatnonzero(discards == top)[0]), [top]])
@@ -307,16 +335,20 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     target.discard_counts[g] = view["discard_counts"]
     target.current_color[g] = view["current_color"].argmax() if view["current_color"].any() else -1
     target.direction[g] = 1 if view["direction_left"][0] else -1
-    target.phase[g] = phase
-    target.current_player[g] = 0
-    previous = 1 if target.direction[g] < 0 else P - 1  # the seat that played before me
+    return top, discards
+
+
+def _write_turn(target: EngineState, g: int, view: dict, phase: int, top: int, num_discards: int, previous: int,
+                seat_of: list[int]) -> None:
+    """Whose turn it is and what the phase is about: the drawn card, the wild being coloured, the card
+    being challenged, stacked on or caught, and the pending draw."""
     target.turn_player[g] = 0
     target.pending_draw[g] = view["pending_draw"][0]
     if phase == DRAWN:
         target.drawn_card[g] = view["drawn_card"].argmax()
     elif phase == COLOR:
-        target.starting_wild[g] = len(discards) == 1
-        target.turn_card[g] = -1 if len(discards) == 1 else top
+        target.starting_wild[g] = num_discards == 1
+        target.turn_card[g] = -1 if num_discards == 1 else top
     elif phase == TARGET:  # a Sorting Hat's target, or a Seven's partner
         target.turn_card[g] = top
     elif phase in (CHALLENGE_PHASE, STACK_PHASE):
@@ -331,8 +363,11 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
         target.turn_card[g] = top
     elif phase != PLAY:  # pragma: no cover - the phases above are all there are
         raise ValueError(f"observation: unknown phase {phase}")
-    target.round_number[g] = 1
-    # The cards the viewer has not seen: the other hands first (shown cards in place), then the draw pile.
+
+
+def _place_unseen_cards(target: EngineState, g: int, view: dict, seat_of: list[int], deck_copies: np.ndarray) -> None:
+    """The cards the viewer has not seen, in card order: the other hands first (shown cards in place), then the draw pile."""
+    P = len(seat_of) + 1
     shown = np.zeros((P, NUM_CARD_TYPES), np.int64)
     for seat in seat_of:
         shown[seat] = target.revealed[g, 0, seat]
@@ -361,9 +396,3 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     target.draw_pile[g, :draw_count] = rest
     target.draw_pile[g, draw_count:] = -1
     target.draw_count[g] = draw_count
-    color = int(target.wd4_prev_color[g])
-    if target.wd4_player[g] >= 0 and color >= 0:
-        target.wd4_guilty[g] = target.hands[g, previous, color * 13:color * 13 + 13].sum() > 0
-    target.round_deck[g] = FULL_DECK
-    target.scratch_deck[g] = FULL_DECK
-    target.rng[g] = generator_words(0, 1)[0]

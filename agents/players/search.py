@@ -29,11 +29,11 @@ does not say whose turn follows, so no worlds can be dealt from it.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from hpuno_env import VectorEngine, observation_layout
+from hpuno_env._checks import check_int, check_number
 from hpuno_env.options import RulesOptions
 
 from ._base import SeededAgent
@@ -67,12 +67,10 @@ class SearchAgent(SeededAgent):
             raise TypeError(f"blueprint must be a policy with act(observations, action_masks), got {type(blueprint).__name__}; "
                             "agents.load('search', blueprint=NAME) loads one by name or file")
 
-        if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 2:
-            raise ValueError(f"worlds must be an int of at least 2, got {worlds!r}")
+        worlds = check_int(worlds, "worlds", low=2)
         if rollout not in (*COMPILED_ROLLOUTS, "blueprint"):
             raise ValueError(f"rollout must be one of {(*COMPILED_ROLLOUTS, 'blueprint')}, got {rollout!r}")
-        if isinstance(gate, bool) or not isinstance(gate, (int, float)) or not math.isfinite(gate) or gate < 0:
-            raise ValueError(f"gate must be a finite number >= 0, got {gate!r}")
+        gate = check_number(gate, "gate", low=0)
         # Its worlds are played to the end of the round whatever the episode (a match is won round by round).
         self.rules = RulesOptions.from_kwargs(**{**(rules or {}), "episode": "round"}).as_dict()
         self.blueprint = blueprint

@@ -65,10 +65,11 @@ import os
 import warnings
 
 import numpy as np
+import safetensors.torch
 import torch
 from torch import nn
 
-from hpuno_env._reading import open_regular_file, parse_json
+from hpuno_env._reading import is_json_int, open_regular_file, parse_json
 from hpuno_env.cards import NUM_ACTIONS
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size_in_version
 from hpuno_env.options import RulesOptions, check_num_players
@@ -231,8 +232,6 @@ def _read_agent_file(path: str, num_players: int) -> tuple[dict, dict]:
     Only the 8-byte size and the JSON header are read first; the metadata is checked, the header's tensor
     shapes are compared with the network it describes, and only then are the tensor bytes (bounded by that
     network's size) read and parsed as safetensors. Nothing is unpickled."""
-    import safetensors.torch
-
     with open_regular_file(path, "agent file", MAX_FILE_BYTES) as file:
         file_size = os.fstat(file.fileno()).st_size
         prefix = file.read(9)
@@ -288,33 +287,29 @@ def _refuse_other_formats(prefix: bytes, path: str, file_size: int) -> None:
     raise ValueError(f"{path!r} is not an agent file ({FILE_SUFFIX}): it does not start with a safetensors header")
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
     """ValueError unless the metadata describes a version-1 agent for num_players with today's observation layout,
     and a network within the bounds above; each error one line naming the file and the field."""
     if metadata.get("format") != FORMAT_NAME:
         raise ValueError(f"{path!r} is not an hpuno agent file: format {_short(metadata.get('format'))}, expected {FORMAT_NAME!r}")
     version = metadata.get("format_version")
-    if not _is_int(version) or not 1 <= version <= FORMAT_VERSION:
+    if not is_json_int(version) or not 1 <= version <= FORMAT_VERSION:
         raise ValueError(f"{path!r} has agent format version {_short(version)}; this hpuno-env reads versions 1 to {FORMAT_VERSION} (a newer file needs a newer hpuno-env)")
     made_for = metadata.get("num_players")
-    if not _is_int(made_for) or made_for != num_players:
+    if not is_json_int(made_for) or made_for != num_players:
         raise ValueError(f"agent {path!r} was made for {_short(made_for)}-player games and cannot play {num_players}-player games")
     observation = metadata.get("observation")
     if not isinstance(observation, dict):
         raise ValueError(f"{path!r} is corrupt: its metadata has no 'observation' section")
     layout_version = observation.get("version")
-    if not _is_int(layout_version) or not 1 <= layout_version <= OBSERVATION_VERSION:
+    if not is_json_int(layout_version) or not 1 <= layout_version <= OBSERVATION_VERSION:
         raise ValueError(
             f"agent {path!r} was trained on observation layout version {_short(layout_version)}, but this hpuno-env "
             f"reads versions 1 to {OBSERVATION_VERSION}: the agent would misread the observations; retrain it"
         )
     # Every layout version appends fields, so an older agent reads the prefix its version had (act slices it).
     expected = observation_size_in_version(num_players, layout_version)
-    if not _is_int(observation.get("size")) or observation.get("size") != expected:
+    if not is_json_int(observation.get("size")) or observation.get("size") != expected:
         raise ValueError(f"agent {path!r} reads observations of size {_short(observation.get('size'))}, but {num_players} players give size {expected}")
     network = metadata.get("network")
     if not isinstance(network, dict):
@@ -324,16 +319,16 @@ def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
         return ValueError(f"{path!r} describes a network this hpuno-env cannot build: network.{field} is "
                           f"{_short(network.get(field))}, it must be {needs}")
 
-    if not _is_int(network.get("input_size")) or network["input_size"] != expected:
+    if not is_json_int(network.get("input_size")) or network["input_size"] != expected:
         raise cannot_build("input_size", f"the int {expected}")
-    if not _is_int(network.get("num_actions")) or network["num_actions"] != NUM_ACTIONS:
+    if not is_json_int(network.get("num_actions")) or network["num_actions"] != NUM_ACTIONS:
         raise cannot_build("num_actions", f"the int {NUM_ACTIONS}")
     if not isinstance(network.get("activation"), str) or network["activation"] not in ACTIVATIONS:
         raise cannot_build("activation", f"one of {sorted(ACTIVATIONS)}")
     hidden = network.get("hidden_sizes")
     if (
         not isinstance(hidden, list) or len(hidden) > MAX_HIDDEN_LAYERS
-        or not all(_is_int(n) and 1 <= n <= MAX_LAYER_SIZE for n in hidden)
+        or not all(is_json_int(n) and 1 <= n <= MAX_LAYER_SIZE for n in hidden)
     ):
         raise cannot_build("hidden_sizes", f"a list of at most {MAX_HIDDEN_LAYERS} ints in [1, {MAX_LAYER_SIZE}]")
     parameters = sum(int(np.prod(shape)) for shape in _network_shapes(network).values())
@@ -375,11 +370,11 @@ def _check_header_tensors(header: dict, expected: dict, path: str, data_bytes: i
         if not isinstance(entry, dict) or entry.get("dtype") != "F32":
             raise ValueError(f"{path!r} is corrupt: tensor {name!r} is {_short(entry.get('dtype') if isinstance(entry, dict) else entry)}, expected float32 (F32)")
         stored = entry.get("shape")
-        if not isinstance(stored, list) or not all(_is_int(n) for n in stored) or tuple(stored) != shape:
+        if not isinstance(stored, list) or not all(is_json_int(n) for n in stored) or tuple(stored) != shape:
             raise ValueError(f"{path!r} is corrupt: its tensors do not match the network its metadata describes: "
                              f"tensor {name!r} has shape {_short(tuple(stored) if isinstance(stored, list) else stored)}, the network needs {shape}")
         offsets = entry.get("data_offsets")
-        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_int(n) for n in offsets)
+        if (not isinstance(offsets, list) or len(offsets) != 2 or not all(is_json_int(n) for n in offsets)
                 or offsets[1] - offsets[0] != 4 * int(np.prod(shape)) or offsets[0] < 0):
             raise ValueError(f"{path!r} is corrupt: tensor {name!r} has data_offsets {_short(offsets)}, not {4 * int(np.prod(shape))} bytes")
         end = max(end, offsets[1])

@@ -404,6 +404,26 @@ print(sorted(name for name in sys.modules if name == "agents" or name.startswith
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize("module", ["hpuno_env.seat_batch", "hpuno_env.gym_env", "hpuno_env.flat_env"])
+def test_framework_free_adapters_never_import_a_training_framework(module):
+    # SB3 (and torch with it) comes only with hpuno_env.vector_env: the Gymnasium, flat and RLlib
+    # adapters stand on seat_batch, which must not pull it in.
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+import {module}
+import hpuno_env
+hpuno_env.SeatBatch(2, 2, seed=0).reset()
+hpuno_env.HPUnoGymVectorEnv(num_envs=2, num_players=2, seed=0).reset(seed=0)
+print(sorted(name for name in ("stable_baselines3", "sb3_contrib", "ray", "torch") if name in sys.modules))
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_sb3_vec_env_conventions():
     env = HPUnoVecEnv(num_envs=8, num_players=3, seed=0, max_turns=50)
     observations = env.reset()
