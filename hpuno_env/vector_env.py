@@ -29,11 +29,9 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from .cards import NUM_ACTIONS
 from .encoding import hidden_hands
-from .gym_env import HPUnoGymVectorEnv
-from .seat_batch import Assignment, ObservationFormat, SeatBatch, UniformRandomPolicy
+from .seat_batch import Assignment, ObservationFormat, SeatBatch
 
-# Importable from here too: docs/reference.md, docs/engine.md and agents.training name these paths.
-__all__ = ["HPUnoGymVectorEnv", "HPUnoVecEnv", "ObservationFormat", "SeatBatch", "UniformRandomPolicy"]
+__all__ = ["HPUnoVecEnv"]
 
 
 class HPUnoVecEnv(VecEnv):

@@ -19,7 +19,7 @@ CPU, and PPO then starts from there (docs/training.md, "Warm start").
   the agreement on decisions of other games than those fitted.
 
 The observations the model is fitted on are the training env's:
-``hpuno_env.vector_env.ObservationFormat`` (float32, optionally times
+``hpuno_env.seat_batch.ObservationFormat`` (float32, optionally times
 ``encoding.observation_scale``), applied to the engine's int8 views, which are
 what is stored (a quarter of the memory of float32).
 """
@@ -34,7 +34,7 @@ import torch
 
 from hpuno_env import VectorEngine
 from hpuno_env._checks import check_positive_int
-from hpuno_env.vector_env import ObservationFormat
+from hpuno_env.seat_batch import ObservationFormat
 
 
 # Games played side by side while collecting: a big batch keeps the teacher's per-call cost small.

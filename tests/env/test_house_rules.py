@@ -105,7 +105,8 @@ def test_every_env_takes_the_house_rules():
     """The AEC env, the flat env, both vector envs and the RLlib env pass the options to the engine."""
     from hpuno_env.flat_env import flat_env
     from hpuno_env.rllib import HPUnoMultiAgentEnv
-    from hpuno_env.vector_env import HPUnoGymVectorEnv, HPUnoVecEnv
+    from hpuno_env.gym_env import HPUnoGymVectorEnv
+    from hpuno_env.vector_env import HPUnoVecEnv
 
     rules = {"deck": "classic", "stacking": "mixed", "jump_in": True, "seven_zero": True,
              "draw_until_playable": True, "forced_play": True}

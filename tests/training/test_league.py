@@ -8,7 +8,7 @@ import pytest
 import agents
 from agents.training.league import DEFAULT_WEIGHTS, League
 from hpuno_env import SeatBatch
-from hpuno_env.vector_env import UniformRandomPolicy
+from hpuno_env.seat_batch import UniformRandomPolicy
 
 
 def opponent_seat_draws(batch: SeatBatch, steps: int, seed: int) -> np.ndarray:
