@@ -193,6 +193,8 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------ the game
 
     def reset(self, seed=None, options=None):
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None (keys \"deck\", \"dealer\"), got {type(options).__name__}")
         options = options or {}
         self.engine.reset(seed=seed, options={key: options[key] for key in ("deck", "dealer") if key in options})
         self.agents = self.possible_agents[:]

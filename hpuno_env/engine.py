@@ -343,10 +343,7 @@ class VectorEngine:
         return twin
 
     def _games_argument(self, games, name: str = "games") -> np.ndarray:
-        games = self._all_games if games is None else np.asarray(games).reshape(-1)
-        if games.dtype.kind not in "iu" or (games.size and (games.min() < 0 or games.max() >= self.num_games)):
-            raise ValueError(f"{name} must be indices in [0, {self.num_games}), got {games!r}")
-        return games.astype(np.int64)
+        return self._all_games if games is None else check_indices(games, name, self.num_games)
 
     def _slots_argument(self, slots, count: int | None = None) -> np.ndarray:
         slots = self._games_argument(slots, "slots")
@@ -366,7 +363,9 @@ class VectorEngine:
         """A new engine holding exact copies of ``games`` (all by default), same options; stepping
         one never touches the other."""
         games = self._source_games(self, games)
-        twin = self._fresh_like(max(len(games), 1))
+        if len(games) == 0:
+            raise ValueError("games is empty: a clone holds at least one game")
+        twin = self._fresh_like(len(games))
         twin.copy_games_into(np.arange(len(games)), self, games)
         return twin
 
@@ -392,6 +391,7 @@ class VectorEngine:
         game = int(self._source_games(source, [source._game_index(game)])[0])
         slots = self._slots_argument(slots)
         viewer = self._viewer_argument(source, game, viewer)
+        seed = check_seed(seed)
         worlds.determinize_games(self.state, slots, source.state, game, viewer, seed, self.options.wd4_bluffing)
         self._mark_dealt(slots)
 
@@ -439,7 +439,10 @@ class VectorEngine:
         ``heuristic_weights`` overrides entries of the heuristic's weight table by name
         (``hpuno_env.heuristic.heuristic_weights``)."""
         games = self._games_argument(games)
-        names = [policies] * self.num_players if isinstance(policies, str) else list(policies)
+        if isinstance(policies, str):
+            names = [policies] * self.num_players
+        else:
+            names = list(policies) if isinstance(policies, (list, tuple, np.ndarray)) else []
         if len(names) != self.num_players or any(name not in rollout.POLICY_NAMES for name in names):
             raise ValueError(f"policies must be one of {rollout.POLICY_NAMES} or {self.num_players} of them, got {policies!r}")
         max_steps = check_positive_int(max_steps, "max_steps")

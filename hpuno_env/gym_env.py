@@ -25,6 +25,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv as GymVectorEnvBase
 from gymnasium.vector.utils import batch_space
 
+from ._checks import check_seed
 from .cards import NUM_ACTIONS
 from .render import render_ansi, render_rgb
 from .seat_batch import Assignment, ObservationFormat, SeatBatch
@@ -70,8 +71,8 @@ class HPUnoEnv(gymnasium.Env):
         """A new episode: a fresh deal, played on until the learner's first decision.
         ``options`` takes no keys (stacked decks are the engine's: ``VectorEngine.reset``)."""
         if options:
-            raise ValueError(f"options takes no keys here, got {sorted(options)}")
-        super().reset(seed=seed)
+            raise ValueError(f"options takes no keys here, got {sorted(options) if isinstance(options, dict) else options!r}")
+        super().reset(seed=check_seed(seed))
         # Every episode's engine seed comes from np_random: a seeded reset and the unseeded ones after it replay.
         observations, masks = self.batch.reset(seed=int(self.np_random.integers(2**31)))
         self._episode_over = False
@@ -147,6 +148,8 @@ class HPUnoGymVectorEnv(GymVectorEnvBase):
         self.batch.set_opponents(policies, assignment)
 
     def reset(self, *, seed=None, options=None):
+        if options:  # stacked decks are the engine's (VectorEngine.reset)
+            raise ValueError(f"options takes no keys here, got {sorted(options) if isinstance(options, dict) else options!r}")
         observations, masks = self.batch.reset(seed=seed)
         return self.observation_format(observations), {"action_mask": masks.astype(np.int8)}
 

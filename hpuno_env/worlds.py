@@ -270,6 +270,7 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     not say whose turn follows the window)."""
     layout = observation_layout(num_players)
     view = {name: np.asarray(observation[part], np.int64) for name, part in layout.items()}
+    _check_view(view)
     P = num_players
     g = slot
     for name in EngineState._fields:  # start from an empty game: every field reset
@@ -291,6 +292,17 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     target.round_deck[g] = FULL_DECK
     target.scratch_deck[g] = FULL_DECK
     target.rng[g] = generator_words(0, 1)[0]
+
+
+def _check_view(view: dict) -> None:
+    """ValueError for a row no game shows: a negative entry, or a top card that is not one card among the discards."""
+    negative = [name for name, values in view.items() if (values < 0).any()]
+    if negative:
+        raise ValueError(f"observation: {negative} have negative entries (every entry of a view is >= 0)")
+    if view["top_card"].sum() != 1 or view["top_card"].max() != 1:
+        raise ValueError("observation: top_card must name exactly one card (one-hot)")
+    if view["discard_counts"][int(view["top_card"].argmax())] < 1:
+        raise ValueError("observation: the top card is not among the discard pile's counts")
 
 
 def _view_phase(view: dict) -> int:

@@ -279,13 +279,22 @@ def test_rules_options_take_numpy_ints_and_bools_and_refuse_strings_and_floats()
             hpuno_env.RulesOptions(**{name: value})
 
 
-@pytest.mark.parametrize("seed", [-1, 2**32, "1", 1.0, True])
+@pytest.mark.parametrize("seed", [-1, 2**32, 2**40, "1", "3", 1.0, 1.5, True, [1, 2]])
 def test_bad_seeds_are_refused_when_given(seed):
+    """The engine, its worlds and the Gymnasium env take one kind of seed, checked the same way."""
+    import gymnasium
+
     with pytest.raises(ValueError, match=r"seed must be None or an int in \[0, 2\*\*32\)"):
         VectorEngine(num_games=1, num_players=2, seed=seed)
     engine = dealt_engine()
+    before = engine_arrays(engine)
     with pytest.raises(ValueError, match=r"seed must be None or an int"):
         engine.reset(seed=seed)
+    with pytest.raises(ValueError, match=r"seed must be None or an int"):
+        engine.determinize(0, 2, seed=seed)
+    assert all((a == b).all() for a, b in zip(engine_arrays(engine), before))
+    with pytest.raises(ValueError, match=r"seed must be None or an int"):
+        gymnasium.make("hpuno/HPUno-v1").reset(seed=seed)
 
 
 def test_reset_options_must_be_a_dict():
@@ -294,7 +303,44 @@ def test_reset_options_must_be_a_dict():
     for options in ("deck", ["deck"], 3):
         with pytest.raises(ValueError, match=r"options must be a dict or None"):
             engine.reset(options=options)
+        with pytest.raises(ValueError, match=r"options must be a dict or None"):
+            hpuno_env.env(num_players=2).reset(options=options)
     assert all((a == b).all() for a, b in zip(engine_arrays(engine), before))
+
+
+def test_the_gymnasium_vector_env_refuses_options_it_would_ignore():
+    import gymnasium
+
+    envs = gymnasium.make_vec("hpuno/HPUno-v1", num_envs=2, vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError, match=r"options takes no keys here, got \['deck'\]"):
+        envs.reset(options={"deck": "x"})
+    assert envs.reset(seed=3)[0].shape[0] == 2
+
+
+def test_copies_and_rollouts_check_their_game_lists_and_policies():
+    engine = dealt_engine()
+    with pytest.raises(ValueError, match="games is empty"):
+        engine.clone(games=[])
+    with pytest.raises(ValueError, match=r"games must be ints"):
+        engine.clone(games=[[0]])  # a 2-D list is refused, not flattened
+    for policies in (None, 3, "greedy", ["heuristic"]):
+        with pytest.raises(ValueError, match="policies must be one of"):
+            engine.rollout(policies)
+    winners, decisions = engine.rollout(games=[])
+    assert winners.shape == decisions.shape == (0,)
+
+
+def test_a_view_no_game_shows_is_refused_by_load_view():
+    engine = dealt_engine()
+    layout = hpuno_env.observation_layout(engine.num_players)
+    row = engine.observe()[0]
+    for field, value, message in (("top_card", 0, "top_card must name exactly one card"),
+                                  ("discard_counts", 0, "the top card is not among the discard pile"),
+                                  ("other_hand_sizes", -3, "negative entries")):
+        bad = row.copy()
+        bad[layout[field]] = value
+        with pytest.raises(ValueError, match=message):
+            engine.load_view(0, bad)
 
 
 @pytest.mark.parametrize("game", [-1, 3, 1.0, True, "0"])
