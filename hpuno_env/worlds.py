@@ -18,9 +18,13 @@ scores, the colours seats showed they lack or chose), the card it just drew,
 and the cards of a hand shown to it by a challenge that are still in that
 hand. Everything else (the other hands, the draw pile's cards and order) is
 dealt again, uniformly at random from the cards the viewer has not seen, with
-every hand keeping its size. The soft evidence of the public record (a seat
-that drew on red probably lacked red) is not used: worlds are uniform given
-the hard facts.
+every hand keeping its size: uniformly given the facts kept above. Not used
+(docs/research.md lists them with how often they matter): under jump-in with
+3+ players, that a coloured card played with no jump window proves no other
+seat held its twin, and that the seats a window skipped held no copy; under
+draw until playable, that the cards drawn before the playable one were
+unplayable when drawn; and the soft evidence of the record (a seat that drew
+on red probably lacked red).
 """
 
 from __future__ import annotations
