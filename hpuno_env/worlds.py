@@ -19,7 +19,7 @@ and the cards of a hand shown to it by a challenge that are still in that
 hand. Everything else (the other hands, the draw pile's cards and order) is
 dealt again, uniformly at random from the cards the viewer has not seen, with
 every hand keeping its size: uniformly given the facts kept above. Not used
-(docs/research.md lists them with how often they matter): under jump-in with
+(docs/research.md lists them): under jump-in with
 3+ players, that a coloured card played with no jump window proves no other
 seat held its twin, and that the seats a window skipped held no copy; under
 draw until playable, that the cards drawn before the playable one were
