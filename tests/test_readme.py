@@ -18,7 +18,7 @@ def test_readme_has_the_engine_aec_and_training_examples():
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_example_runs(index):
-    code = BLOCKS[index].replace("learn(100_000)", "learn(1_000)")
+    code = BLOCKS[index].replace("learn(100_000,", "learn(1_000,")
     exec(compile(code, f"README block {index}", "exec"), {"__name__": "readme"})
 
 

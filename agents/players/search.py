@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from hpuno_env import VectorEngine, observation_layout
-from hpuno_env._checks import check_int, check_number
+from hpuno_env._checks import SEED_LIMIT, check_int, check_number
 from hpuno_env.options import RulesOptions
 
 from ._base import SeededAgent
@@ -106,7 +106,7 @@ class SearchAgent(SeededAgent):
         engine = self._engine(count * worlds)
         self._view.load_view(0, observation.astype(np.int8))
         first = np.arange(worlds)
-        engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(2**63)))
+        engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(SEED_LIMIT)))
         for k in range(1, count):  # the same worlds, with the same random streams, for every candidate
             engine.copy_games_into(first + k * worlds, engine, first)
         engine.leave_idle(np.arange(count * worlds, engine.num_games))
