@@ -26,6 +26,7 @@ given anew (those that shape the network cannot change).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -183,6 +184,15 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return args
 
 
+@contextlib.contextmanager
+def phase(what: str):
+    """Say what a long wait of the start is, then how long it took."""
+    print(f"{what} ...", flush=True)
+    started = time.perf_counter()
+    yield
+    print(f"  done in {time.perf_counter() - started:.0f} s", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
@@ -212,15 +222,20 @@ def main(argv: list[str] | None = None) -> int:
     config.fault_tolerance(restart_failed_env_runners=bool(args.address))
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
-        ray.init(address=args.address or None, include_dashboard=False)
+        where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
+        with phase(f"{where} (10-60 s)"):
+            ray.init(address=args.address or None, include_dashboard=False)
     print(f"Ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
-    algo = config.build_algo()
+    with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel; 20-120 s)"):
+        algo = config.build_algo()
     trained = LEARNER_POLICY if args.league else SHARED_POLICY
     if checkpoint:
         algo.restore_from_path(os.path.abspath(checkpoint))
         print(f"resumed from {checkpoint} at iteration {done['iterations']} ({done['env_steps']} env steps)"
               + ("; nothing to train (give a larger --iterations)" if done["iterations"] >= args.iterations else ""))
 
+    print(f"training: iterations {done['iterations'] + 1} to {args.iterations}, each sampling about "
+          f"{args.train_batch} env steps, then PPO's update; a line per iteration", flush=True)
     try:  # the algorithm and a Ray this script started are stopped however the run ends
         try:
             for iteration in range(done["iterations"] + 1, args.iterations + 1):

@@ -264,6 +264,9 @@ def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_
     assert script.main(["--iterations", "5", "--out", out, "--resume"]) == 130
     printed = capsys.readouterr().out
     assert "resumed from" in printed and "at iteration 1" in printed and "iter    2" in printed
+    # the start says what it waits for, then how long it took
+    assert "starting PPO's learner and 0 env runners" in printed and "  done in " in printed
+    assert "training: iterations 2 to 5" in printed
     assert "interrupted after iteration 2" in printed and f"resume with: python train_rllib.py --out {out} --resume" in printed
     resumed = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
     assert resumed["iterations"] == 2 and resumed["env_steps"] > progress["env_steps"] and resumed["seconds"] > progress["seconds"]
