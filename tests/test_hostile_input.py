@@ -331,6 +331,73 @@ def test_an_illegal_learner_action_is_refused_and_the_env_plays_on():
     step(np.array([np.flatnonzero(row)[0] for row in masks()]))
 
 
+class CarelessPolicy:
+    """Answers legal actions, then from its ``fail_on``-th call a careless answer; a tripwire turns an evaluation
+    that keeps asking (an answer of -1 once stalled its games forever) into a failure instead of a hang."""
+
+    TRIPWIRE = 500  # calls: far more than the few rounds these tests play
+
+    def __init__(self, how: str, fail_on: int = 3):
+        self.how, self.fail_on, self.calls = how, fail_on, 0
+
+    def act(self, observations, action_masks):
+        self.calls += 1
+        if self.calls > self.TRIPWIRE:
+            raise RuntimeError(f"act called {self.calls} times after a careless answer: the evaluation loops")
+        masks = np.asarray(action_masks, bool)
+        legal = masks.argmax(axis=1)
+        if self.calls < self.fail_on:
+            return legal
+        return {
+            "idle": np.full(len(masks), -1),
+            "floats": legal + 0.7,
+            "illegal": (~masks).argmax(axis=1),
+            "out of range": np.full(len(masks), 75),
+            "bools": legal > 0,
+            "wrong shape": legal[:, None],
+        }[self.how]
+
+
+class StepCounter:
+    """A ``play_rounds`` observer counting the steps it was shown."""
+
+    def __init__(self):
+        self.steps = 0
+
+    def after_reset(self, games):
+        pass
+
+    def after_step(self, actions):
+        self.steps += 1
+
+
+CARELESS_NAMED = {"idle": r"-1", "floats": r"\d\.7", "illegal": r"illegal action \d+", "out of range": r"75 \(out of range\)",
+                  "bools": r"True|False", "wrong shape": r"shape \(\d+, 1\)"}  # how the message shows the answer
+
+
+@pytest.mark.parametrize("how", list(CARELESS_NAMED))
+@pytest.mark.parametrize("entry", ["play_rounds", "win_rate", "tournament"])
+def test_a_careless_policy_answer_is_refused_at_once_naming_policy_row_and_action_in_rounds_and_tournament(entry, how):
+    from agents.evaluation import rounds, tournament
+
+    policy = CarelessPolicy(how)
+    with pytest.raises(ValueError) as raised:
+        if entry == "play_rounds":  # one policy in every seat: each step is one call, so the bad one is step 3
+            counter = StepCounter()
+            rounds.play_rounds([policy], np.zeros((4, 2), np.int64), 2, seed=0, num_envs=2, observers=lambda engine: [counter])
+        elif entry == "win_rate":
+            rounds.win_rate(policy, agents.load("random", num_players=2), num_players=2, rounds=4, num_envs=2)
+        else:
+            tournament.run({"careless": policy, "random": "random"}, num_players=2, rounds=4, num_envs=2)
+    message = str(raised.value)
+    assert policy.calls == policy.fail_on, "asked again after the careless answer"
+    assert "policies[0] (CarelessPolicy)" in message and re.search(CARELESS_NAMED[how], message), message
+    if how != "wrong shape":
+        assert re.search(r"row \d+, game slot \d+", message), message
+    if entry == "play_rounds":
+        assert counter.steps == policy.fail_on - 1  # the step with the bad answer was neither played nor shown
+
+
 # ------------------------------------------------------------ 6. closed stdin is the end of the input
 
 
