@@ -9,6 +9,7 @@ and a timeout, so that a regression fails instead of taking CI down.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import struct
@@ -464,6 +465,64 @@ def test_ctrl_c_before_any_table_finished_says_so(monkeypatch, capsys):
         tournament.run(["random", "heuristic"], rounds=4, num_envs=4)
 
 
+def records_held() -> int:
+    """How many game records (dicts of ``hpuno_env.records``' format) this process holds right now."""
+    return sum(1 for held in gc.get_objects() if type(held) is dict and held.get("format") == hpuno_env.records.FORMAT)
+
+
+def test_a_tournament_writing_its_records_holds_one_per_game_slot_however_many_it_records(tmp_path, monkeypatch):
+    from agents.evaluation import tournament
+
+    real_save, held_at_each_save = tournament.save_record, []
+
+    def counting_save(record, path):
+        held_at_each_save.append(records_held() - held_before)
+        real_save(record, path)
+
+    monkeypatch.setattr(tournament, "save_record", counting_save)
+    held_before = records_held()
+    # 2 slots and 16-round chunks: 40 records from three chunks, each slot recording 20 games one after another.
+    streamed = tournament.run(["heuristic", "random-play"], num_players=2, rounds=40, seed=3, num_envs=2, record=40,
+                              records_dir=tmp_path / "records")
+    assert len(held_at_each_save) == 40
+    assert max(held_at_each_save) <= 2 + 2  # one in progress per slot, and the one being written with its labelled copy
+    assert records_held() == held_before  # and none once the run is over
+    listing = streamed["records"]
+    assert all("record" not in entry for entry in listing)
+    assert sorted(path.name for path in (tmp_path / "records").iterdir()) == [entry["file"] for entry in listing]
+    kept = tournament.run(["heuristic", "random-play"], num_players=2, rounds=40, seed=3, num_envs=2, record=40)
+    assert records_held() - held_before >= 40  # the counting sees records held: returned in memory, all 40 are
+    assert [{key: value for key, value in entry.items() if key != "record"} for entry in kept["records"]] == listing
+    for entry in kept["records"]:  # the same records either way, as load_record and replay read them
+        assert load_record(tmp_path / "records" / entry["file"]) == json.loads(json.dumps(entry["record"]))
+    assert {key: streamed[key] for key in ("ranking", "rows")} == {key: kept[key] for key in ("ranking", "rows")}
+
+
+def test_ctrl_c_in_a_recording_tournament_keeps_the_records_finished_so_far_on_disk(tmp_path, monkeypatch, capsys):
+    from agents.evaluation import tournament
+
+    real_save, saved = tournament.save_record, []
+
+    def interrupted_on_the_twelfth(record, path):
+        if len(saved) == 11:
+            raise KeyboardInterrupt
+        real_save(record, path)
+        saved.append(os.path.basename(path))
+
+    monkeypatch.setattr(tournament, "save_record", interrupted_on_the_twelfth)
+    out = tmp_path / "t"
+    status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "2",
+                              "--record", "24", "--out", str(out), "--quiet"])  # 8 records per table: all its rounds
+    assert status == 130 and "interrupted: 1 of 3 tables finished" in capsys.readouterr().err
+    on_disk = sorted(path.name for path in (out / "records").iterdir())
+    assert on_disk == sorted(saved) and len(on_disk) == 11  # the first table's 8 and 3 of the second's
+    report = json.loads((out / "results.json").read_text())
+    assert report["partial"]["tables_finished"] == 1 and [entry["file"] for entry in report["records"]] == on_disk
+    for entry in report["records"]:
+        record = load_record(out / "records" / entry["file"])
+        assert record["players"] == entry["players"] and list(hpuno_env.records.replay(record))[-1]["phase"] == "over"
+
+
 # ------------------------------------------------------------ 8. checked before the long work
 
 
@@ -821,3 +880,18 @@ def test_the_progress_bar_ends_at_the_step_the_run_ends(tmp_path):
     assert counts, result.stderr[-1000:]
     done, total = map(int, counts[-1])
     assert done == total == 512  # one whole rollout of 16 games x 32 steps: not 512/300
+
+
+@pytest.mark.parametrize("started_as, prog", [
+    ("/usr/local/bin/hpuno-tournament", "hpuno-tournament"),  # the console script
+    (os.path.join(ROOT, "agents", "evaluation", "tournament.py"), "python -m agents.evaluation.tournament"),  # python -m
+    ("-c", "python -m agents.evaluation.tournament"),
+])
+def test_the_tournament_calls_itself_by_the_name_it_was_started_by(monkeypatch, capsys, started_as, prog):
+    from agents.evaluation import tournament
+
+    monkeypatch.setattr(sys, "argv", [started_as, "heuristic"])
+    assert tournament.build_parser().format_usage().startswith(f"usage: {prog} [-h]")
+    with pytest.raises(SystemExit):
+        tournament.main()
+    assert f"{prog}: error: a tournament needs at least two agents" in capsys.readouterr().err
