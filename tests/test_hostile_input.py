@@ -9,6 +9,7 @@ and a timeout, so that a regression fails instead of taking CI down.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import struct
@@ -331,6 +332,73 @@ def test_an_illegal_learner_action_is_refused_and_the_env_plays_on():
     step(np.array([np.flatnonzero(row)[0] for row in masks()]))
 
 
+class CarelessPolicy:
+    """Answers legal actions, then from its ``fail_on``-th call a careless answer; a tripwire turns an evaluation
+    that keeps asking (an answer of -1 once stalled its games forever) into a failure instead of a hang."""
+
+    TRIPWIRE = 500  # calls: far more than the few rounds these tests play
+
+    def __init__(self, how: str, fail_on: int = 3):
+        self.how, self.fail_on, self.calls = how, fail_on, 0
+
+    def act(self, observations, action_masks):
+        self.calls += 1
+        if self.calls > self.TRIPWIRE:
+            raise RuntimeError(f"act called {self.calls} times after a careless answer: the evaluation loops")
+        masks = np.asarray(action_masks, bool)
+        legal = masks.argmax(axis=1)
+        if self.calls < self.fail_on:
+            return legal
+        return {
+            "idle": np.full(len(masks), -1),
+            "floats": legal + 0.7,
+            "illegal": (~masks).argmax(axis=1),
+            "out of range": np.full(len(masks), 75),
+            "bools": legal > 0,
+            "wrong shape": legal[:, None],
+        }[self.how]
+
+
+class StepCounter:
+    """A ``play_rounds`` observer counting the steps it was shown."""
+
+    def __init__(self):
+        self.steps = 0
+
+    def after_reset(self, games):
+        pass
+
+    def after_step(self, actions):
+        self.steps += 1
+
+
+CARELESS_NAMED = {"idle": r"-1", "floats": r"\d\.7", "illegal": r"illegal action \d+", "out of range": r"75 \(out of range\)",
+                  "bools": r"True|False", "wrong shape": r"shape \(\d+, 1\)"}  # how the message shows the answer
+
+
+@pytest.mark.parametrize("how", list(CARELESS_NAMED))
+@pytest.mark.parametrize("entry", ["play_rounds", "win_rate", "tournament"])
+def test_a_careless_policy_answer_is_refused_at_once_naming_policy_row_and_action_in_rounds_and_tournament(entry, how):
+    from agents.evaluation import rounds, tournament
+
+    policy = CarelessPolicy(how)
+    with pytest.raises(ValueError) as raised:
+        if entry == "play_rounds":  # one policy in every seat: each step is one call, so the bad one is step 3
+            counter = StepCounter()
+            rounds.play_rounds([policy], np.zeros((4, 2), np.int64), 2, seed=0, num_envs=2, observers=lambda engine: [counter])
+        elif entry == "win_rate":
+            rounds.win_rate(policy, agents.load("random", num_players=2), num_players=2, rounds=4, num_envs=2)
+        else:
+            tournament.run({"careless": policy, "random": "random"}, num_players=2, rounds=4, num_envs=2)
+    message = str(raised.value)
+    assert policy.calls == policy.fail_on, "asked again after the careless answer"
+    assert "policies[0] (CarelessPolicy)" in message and re.search(CARELESS_NAMED[how], message), message
+    if how != "wrong shape":
+        assert re.search(r"row \d+, game slot \d+", message), message
+    if entry == "play_rounds":
+        assert counter.steps == policy.fail_on - 1  # the step with the bad answer was neither played nor shown
+
+
 # ------------------------------------------------------------ 6. closed stdin is the end of the input
 
 
@@ -395,6 +463,64 @@ def test_ctrl_c_before_any_table_finished_says_so(monkeypatch, capsys):
     assert "nothing to report" in capsys.readouterr().err
     with pytest.raises(KeyboardInterrupt):  # the library call is still a KeyboardInterrupt, carrying its result
         tournament.run(["random", "heuristic"], rounds=4, num_envs=4)
+
+
+def records_held() -> int:
+    """How many game records (dicts of ``hpuno_env.records``' format) this process holds right now."""
+    return sum(1 for held in gc.get_objects() if type(held) is dict and held.get("format") == hpuno_env.records.FORMAT)
+
+
+def test_a_tournament_writing_its_records_holds_one_per_game_slot_however_many_it_records(tmp_path, monkeypatch):
+    from agents.evaluation import tournament
+
+    real_save, held_at_each_save = tournament.save_record, []
+
+    def counting_save(record, path):
+        held_at_each_save.append(records_held() - held_before)
+        real_save(record, path)
+
+    monkeypatch.setattr(tournament, "save_record", counting_save)
+    held_before = records_held()
+    # 2 slots and 16-round chunks: 40 records from three chunks, each slot recording 20 games one after another.
+    streamed = tournament.run(["heuristic", "random-play"], num_players=2, rounds=40, seed=3, num_envs=2, record=40,
+                              records_dir=tmp_path / "records")
+    assert len(held_at_each_save) == 40
+    assert max(held_at_each_save) <= 2 + 2  # one in progress per slot, and the one being written with its labelled copy
+    assert records_held() == held_before  # and none once the run is over
+    listing = streamed["records"]
+    assert all("record" not in entry for entry in listing)
+    assert sorted(path.name for path in (tmp_path / "records").iterdir()) == [entry["file"] for entry in listing]
+    kept = tournament.run(["heuristic", "random-play"], num_players=2, rounds=40, seed=3, num_envs=2, record=40)
+    assert records_held() - held_before >= 40  # the counting sees records held: returned in memory, all 40 are
+    assert [{key: value for key, value in entry.items() if key != "record"} for entry in kept["records"]] == listing
+    for entry in kept["records"]:  # the same records either way, as load_record and replay read them
+        assert load_record(tmp_path / "records" / entry["file"]) == json.loads(json.dumps(entry["record"]))
+    assert {key: streamed[key] for key in ("ranking", "rows")} == {key: kept[key] for key in ("ranking", "rows")}
+
+
+def test_ctrl_c_in_a_recording_tournament_keeps_the_records_finished_so_far_on_disk(tmp_path, monkeypatch, capsys):
+    from agents.evaluation import tournament
+
+    real_save, saved = tournament.save_record, []
+
+    def interrupted_on_the_twelfth(record, path):
+        if len(saved) == 11:
+            raise KeyboardInterrupt
+        real_save(record, path)
+        saved.append(os.path.basename(path))
+
+    monkeypatch.setattr(tournament, "save_record", interrupted_on_the_twelfth)
+    out = tmp_path / "t"
+    status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "2",
+                              "--record", "24", "--out", str(out), "--quiet"])  # 8 records per table: all its rounds
+    assert status == 130 and "interrupted: 1 of 3 tables finished" in capsys.readouterr().err
+    on_disk = sorted(path.name for path in (out / "records").iterdir())
+    assert on_disk == sorted(saved) and len(on_disk) == 11  # the first table's 8 and 3 of the second's
+    report = json.loads((out / "results.json").read_text())
+    assert report["partial"]["tables_finished"] == 1 and [entry["file"] for entry in report["records"]] == on_disk
+    for entry in report["records"]:
+        record = load_record(out / "records" / entry["file"])
+        assert record["players"] == entry["players"] and list(hpuno_env.records.replay(record))[-1]["phase"] == "over"
 
 
 # ------------------------------------------------------------ 8. checked before the long work
@@ -754,3 +880,18 @@ def test_the_progress_bar_ends_at_the_step_the_run_ends(tmp_path):
     assert counts, result.stderr[-1000:]
     done, total = map(int, counts[-1])
     assert done == total == 512  # one whole rollout of 16 games x 32 steps: not 512/300
+
+
+@pytest.mark.parametrize("started_as, prog", [
+    ("/usr/local/bin/hpuno-tournament", "hpuno-tournament"),  # the console script
+    (os.path.join(ROOT, "agents", "evaluation", "tournament.py"), "python -m agents.evaluation.tournament"),  # python -m
+    ("-c", "python -m agents.evaluation.tournament"),
+])
+def test_the_tournament_calls_itself_by_the_name_it_was_started_by(monkeypatch, capsys, started_as, prog):
+    from agents.evaluation import tournament
+
+    monkeypatch.setattr(sys, "argv", [started_as, "heuristic"])
+    assert tournament.build_parser().format_usage().startswith(f"usage: {prog} [-h]")
+    with pytest.raises(SystemExit):
+        tournament.main()
+    assert f"{prog}: error: a tournament needs at least two agents" in capsys.readouterr().err

@@ -136,7 +136,7 @@ def outputs_problem(out_dir: str, plot: bool, record: bool) -> str | None:
 def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str | None = None) -> list[str]:
     """Write results.csv (the per-table rows), results.json (everything, and the command; of the
     records only their list), with ``plot`` tournament_pairwise.png and tournament_ratings.png, and
-    each of ``result["records"]`` as ``records/<its file>`` into out_dir. Returns the paths."""
+    each of ``result["records"]`` that holds its record as ``records/<its file>`` into out_dir. Returns the paths."""
     os.makedirs(out_dir, exist_ok=True)
     paths = []
     csv_path = os.path.join(out_dir, OUTPUT_FILES[0])
@@ -153,9 +153,10 @@ def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str |
         handle.write("\n")
     paths.append(json_path)
     for entry in records:
-        path = os.path.join(out_dir, "records", entry["file"])
-        save_record(entry["record"], path)
-        paths.append(path)
+        if "record" in entry:  # not one ``run`` already wrote (its ``records_dir``)
+            path = os.path.join(out_dir, "records", entry["file"])
+            save_record(entry["record"], path)
+            paths.append(path)
     if plot:
         for name, draw in zip(PICTURE_FILES, (plot_pairwise, plot_ratings)):
             path = os.path.join(out_dir, name)

@@ -31,9 +31,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from hpuno_env import VectorEngine
-from hpuno_env._checks import check_positive_int, check_seed
-from hpuno_env.cards import CARD_POINTS
+from hpuno_env._checks import check_int_array, check_positive_int, check_seed
+from hpuno_env.cards import ACTION_LABELS, CARD_POINTS
 from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
+from hpuno_env.vector_env import illegal_actions
 
 WILSON_Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95% interval
 
@@ -110,7 +111,7 @@ def _seed_policies(policies: list, seed: int | None) -> None:
             policy.seed(None if seed is None else int(stream))
 
 
-def _winning_seats(engine: VectorEngine, games: np.ndarray, event_kind: int) -> np.ndarray:
+def winning_seats(engine: VectorEngine, games: np.ndarray, event_kind: int) -> np.ndarray:
     """(len(games), num_players) bool: the seats the kernel's last step logged as winners.
 
     The kernel logs each round's winner (EV_ROUND_END) and each match winner
@@ -131,6 +132,9 @@ def play_rounds(
     Args:
         policies: objects with ``act(observations, action_masks) -> actions``
             (batched), e.g. from ``agents.load``. The same object may appear twice.
+            Every answer must be one legal int action per row: anything else (floats,
+            -1, an action its mask forbids, another shape) is a ``ValueError`` naming
+            the policy, the row and the action, before the step is played (``checked_actions``).
         lineups: (R, num_players) ints: ``lineups[r, seat]`` is the index in
             ``policies`` of the policy playing ``seat`` in round r.
         num_players: seats per game.
@@ -194,15 +198,51 @@ def play_rounds(
 
 def _choose_actions(policies: list, to_act: np.ndarray, observations, masks, actions: np.ndarray) -> None:
     """``actions`` of every slot: each policy's ``act`` called once, on the rows where ``to_act`` is its index; -1
-    in the slots no policy is to act in."""
+    in the slots no policy is to act in. Every answer is checked (``checked_actions``) before any is used."""
     actions[:] = -1
     for index, policy in enumerate(policies):
         rows = np.flatnonzero(to_act == index)
         if rows.size:
-            chosen = np.asarray(policy.act(observations[rows], masks[rows]))
-            if chosen.shape != rows.shape:
-                raise ValueError(f"policies[{index}].act returned shape {chosen.shape} for {rows.size} observations")
-            actions[rows] = chosen
+            answer = policy.act(observations[rows], masks[rows])
+            actions[rows] = checked_actions(answer, masks[rows], f"policies[{index}] ({type(policy).__name__})", rows)
+
+
+def checked_actions(answer, masks: np.ndarray, policy_name: str, slots: np.ndarray | None = None) -> np.ndarray:
+    """A policy's answer to ``act(observations, masks)`` as an int64 array of shape (B,), B = len(masks).
+
+    The one check of every answer evaluation takes from a policy: ints (floats and bools are refused, not
+    rounded), one per row, each legal in its row (in range and allowed by the row's mask). -1 is refused
+    like any other illegal action: the engine, stepped with ``partial=True``, would read it as "this game
+    idles", and a policy answering it would stall its games forever. Anything else is a ``ValueError``
+    naming ``policy_name``, the row (and its game slot, ``slots[row]``, when given) and the action.
+    """
+    rows = len(masks)
+    try:
+        actions = check_int_array(answer, "its answer", (rows,))
+    except ValueError as error:
+        raise ValueError(f"{policy_name}.act answered {rows} row{'s' * (rows != 1)} with {error}{_first_entry(answer, rows, slots)}: it must "
+                         "return one int action per row, each one its mask allows") from None
+    illegal = illegal_actions(actions, masks)
+    if illegal.any():
+        row = int(np.flatnonzero(illegal)[0])
+        action = int(actions[row])
+        what = f"{action} ({ACTION_LABELS[action]})" if 0 <= action < len(ACTION_LABELS) else f"{action} (out of range)"
+        raise ValueError(f"{policy_name}.act returned the illegal action {what} for row {row}{_slot(slots, row)} "
+                         f"({int(illegal.sum())} of its {rows} rows illegal): it must return actions its masks allow")
+    return actions
+
+
+def _first_entry(answer, rows: int, slots: np.ndarray | None) -> str:
+    """Its first entry, as in ``" (row 0, game slot 5: 3.7)"``, for an answer of the right shape but not ints; else ""."""
+    try:
+        array = np.asarray(answer)
+    except (TypeError, ValueError):  # ragged lists
+        return ""
+    return f" (row 0{_slot(slots, 0)}: {array[:1].tolist()[0]!r})" if array.shape == (rows,) else ""
+
+
+def _slot(slots: np.ndarray | None, row: int) -> str:
+    return "" if slots is None else f", game slot {int(slots[row])}"
 
 
 def _start_next_rounds(engine: VectorEngine, watching: list, playing: np.ndarray, finished: np.ndarray, slots: int,
@@ -247,10 +287,10 @@ class _Tally:
         ended = finished[terminated[finished]]
         ended_rounds = playing[ended]
         if match_episodes:
-            self.won[ended_rounds] = _winning_seats(engine, ended, EV_MATCH_END)
+            self.won[ended_rounds] = winning_seats(engine, ended, EV_MATCH_END)
             self.points[done_rounds] = engine.state.scores[finished]
         else:
-            winners = _winning_seats(engine, ended, EV_ROUND_END)
+            winners = winning_seats(engine, ended, EV_ROUND_END)
             self.won[ended_rounds] = winners
             hand_points = engine.state.hands[ended].astype(np.int64) @ CARD_POINTS.astype(np.int64)  # (k, P)
             self.points[ended_rounds] = np.where(winners, hand_points.sum(axis=1, keepdims=True), -hand_points)

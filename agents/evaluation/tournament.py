@@ -54,10 +54,13 @@ spread evenly over the tables in schedule order (the first ``N % T`` of the
 T tables keep one more), each table's its first rounds in list order: with
 N = 5 and 3 tables, rounds 0 and 1 of tables 1 and 2 and round 0 of table 3.
 Each record names the agent in each seat (``players``) and its table and
-round (``tournament``); ``write_outputs`` saves them as
-``records/<table number>-<table name>-round<r>.json``, and
-``python -m hpuno_env.replay FILE`` replays one. Recording only watches:
-the results are the same with or without it.
+round (``tournament``). ``run`` returns them (all held in memory to the
+end; ``write_outputs`` saves them as ``records/<table number>-<table
+name>-round<r>.json``), or with ``records_dir`` writes each there under that
+name as its game ends and returns only their list: the command does this,
+so memory stays bounded whatever N and a Ctrl-C keeps the records finished
+so far. ``python -m hpuno_env.replay FILE`` replays one. Recording only
+watches: the results are the same with or without it.
 
 **Seeds.** Table t is played with the t-th seed of
 ``numpy.random.SeedSequence(seed)``, in chunks of ``num_envs * 8`` rounds
@@ -68,6 +71,7 @@ counts. The result depends on ``seed``, ``num_envs`` and the agents, nothing els
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import re
@@ -87,12 +91,13 @@ from agents._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
     OUTPUT_FILES, PICTURE_FILES, format_report, outputs_problem, plot_pairwise, plot_ratings, write_outputs,
 )
-from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval
+from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, winning_seats
 from agents.players import available, load
 from hpuno_env import RulesOptions
 from hpuno_env._checks import check_int, check_positive_int, check_seed
 from hpuno_env.options import check_num_players
-from hpuno_env.records import Recorder
+from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
+from hpuno_env.records import Recorder, save_record
 
 ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
 DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
@@ -172,42 +177,72 @@ def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_opti
 # ------------------------------------------------------------ playing
 
 
-def _recorders(wanted: int, seed: int | None, made: list):
-    """An ``observers`` callable for ``play_rounds``: a ``Recorder`` in each slot that plays one
-    of the first ``wanted`` rounds (round r in slot r % slots), kept until its share is recorded.
-    The recorders it makes are appended to ``made``."""
+class _RecordStream:
+    """A ``play_rounds`` observer that records the first ``share`` rounds played in one game slot and hands each
+    to ``keep(round, record, won)`` the step it finishes (``round``: its index in the list ``play_rounds`` plays,
+    which deals round r to slot r % slots and a slot's rounds in order; ``won``: (num_players,) bool, the winning
+    seats). It keeps none itself, so however many rounds are recorded, a slot holds one record at a time."""
+
+    def __init__(self, engine, slot: int, seed: int | None, share: int, keep):
+        self.recorder = Recorder(engine, game=slot, seed=seed)  # no max_records: the share is counted here
+        self.slot, self.share, self.keep, self.kept = slot, share, keep, 0
+        self.win_event = EV_MATCH_END if engine.options.episode == "match" else EV_ROUND_END
+
+    def after_reset(self, games) -> None:
+        if self.kept < self.share:
+            self.recorder.after_reset(games)
+
+    def after_step(self, actions) -> None:
+        if self.kept >= self.share:
+            return
+        self.recorder.after_step(actions)
+        if self.recorder.records:
+            engine, record = self.recorder.engine, self.recorder.records.pop()
+            won = np.zeros(engine.num_players, bool)
+            if record["outcome"] == "terminated":  # a truncated round has no winner, as RoundResults counts it
+                won = winning_seats(engine, np.array([self.slot]), self.win_event)[0]
+            round_index = self.slot + self.kept * engine.num_games
+            self.kept += 1
+            self.keep(round_index, record, won)
+
+
+def _record_streams(wanted: int, seed: int | None, keep, made: list):
+    """An ``observers`` callable for ``play_rounds``: a ``_RecordStream`` in each slot that plays one of the first
+    ``wanted`` rounds, with its share of them. The streams it makes are appended to ``made``."""
     def make(engine) -> list:
         slots = engine.num_games
-        recorders = [Recorder(engine, game=slot, seed=seed, max_records=len(range(slot, wanted, slots))) for slot in range(min(wanted, slots))]
-        made.extend(recorders)
-        return recorders
+        streams = [_RecordStream(engine, slot, seed, len(range(slot, wanted, slots)), keep) for slot in range(min(wanted, slots))]
+        made.extend(streams)
+        return streams
 
     return make
 
 
-def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance, record: int = 0) -> dict:
-    """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays,
-    and under ``"records"`` the records of its first ``record`` rounds, by round."""
+def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance,
+                record: int = 0, keep=None) -> dict:
+    """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays. The records of
+    its first ``record`` rounds go to ``keep(round, record, won)`` as each finishes (``won``: the winning seats)."""
     rounds = len(table.lineups)
     chunk = num_envs * ROUNDS_PER_SLOT_PER_CHUNK
     starts = range(0, rounds, chunk)
     chunk_seeds = np.random.SeedSequence(seed).generate_state(len(starts)) if seed is not None else [None] * len(starts)
-    parts, records = [], {}
+    parts = []
     for start, chunk_seed in zip(starts, chunk_seeds):
         lineups = table.lineups[start:start + chunk]
         chunk_seed = None if chunk_seed is None else int(chunk_seed)
-        wanted, recorders = min(max(record - start, 0), len(lineups)), []
-        observers = _recorders(wanted, chunk_seed, recorders) if wanted else None
+        wanted, streams = min(max(record - start, 0), len(lineups)), []
+        observers = None
+        if wanted:
+            def keep_in_table(round_index, kept, won, start=start):
+                keep(start + round_index, kept, won)
+            observers = _record_streams(wanted, chunk_seed, keep_in_table, streams)
         part = play_rounds(policies, lineups, num_players, chunk_seed, num_envs, observers, **rule_options)
-        for slot, recorder in enumerate(recorders):
-            played_here = np.flatnonzero(part.slot[:wanted] == slot)  # the slot's rounds, in the order it played them
-            if len(recorder.records) != len(played_here):
-                raise RuntimeError(f"table {table.name!r}: slot {slot} recorded {len(recorder.records)} games, expected {len(played_here)}")
-            records.update((start + int(index), kept) for index, kept in zip(played_here, recorder.records))
+        for stream in streams:
+            if stream.kept != stream.share:
+                raise RuntimeError(f"table {table.name!r}: slot {stream.slot} recorded {stream.kept} games, expected {stream.share}")
         parts.append(part)
         advance(len(lineups))
     return {
-        "records": records,
         "lineups": table.lineups,
         "won": np.concatenate([part.won for part in parts]),
         "points": np.concatenate([part.points for part in parts]),
@@ -308,6 +343,7 @@ def run(
     mixed: bool = True,
     progress: bool = False,
     record: int = 0,
+    records_dir: str | os.PathLike | None = None,
     **rule_options,
 ) -> dict:
     """Play a tournament (module docstring) and return its results as plain data.
@@ -323,6 +359,11 @@ def run(
         progress: show a tqdm progress bar (rounds and rounds/s) on stderr.
         record: keep the game records of this many rounds (module docstring,
             "Records"; at most every round played); 0: none.
+        records_dir: None: the records are returned (under ``records``), all held
+            in memory to the end. A folder: each record is written there (as
+            ``hpuno_env.records.save_record`` writes, under its ``file`` name) the
+            moment it finishes and only its listing is returned, so memory does
+            not grow with ``record`` and a Ctrl-C keeps the records finished so far.
         **rule_options: rules options (``RulesOptions``), e.g. ``uno_penalty=4``.
 
     Returns a JSON-ready dict (``pandas.DataFrame(result["ranking"])`` makes a frame of a list):
@@ -341,17 +382,20 @@ def run(
     - ``records`` (with ``record``): per recorded round, in table order: ``table``,
       ``round`` (its index in the table), ``file`` (the name ``write_outputs``
       gives it), ``players`` (agent per seat), ``winner`` (the winning seat, None
-      when no one won), ``record`` (the record, for ``hpuno_env.records.replay``).
+      when no one won), ``record`` (the record, for ``hpuno_env.records.replay``;
+      not with ``records_dir``, where the file holds it). After a Ctrl-C they
+      are every record finished, those of the interrupted table too.
     """
     plan = _plan(agents, num_players, rounds, seed, num_envs, mixed, record, rule_options)
-    results = _Results()
+    results = _Results(records_dir=None if records_dir is None else os.fspath(records_dir))
     started = time.perf_counter()
     try:
         with tqdm(total=rounds * len(plan.tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
             for number, (table, table_seed, table_records) in enumerate(zip(plan.tables, plan.table_seeds, plan.record_counts), 1):
                 bar.set_postfix_str(table.name, refresh=False)
+                keep = functools.partial(results.keep_record, number, table, plan)
                 played = _play_table(table, plan.policies, plan.num_players, None if table_seed is None else int(table_seed),
-                                     plan.num_envs, plan.rule_options, bar.update, table_records)
+                                     plan.num_envs, plan.rule_options, bar.update, table_records, keep)
                 results.add(number, table, played, plan)
     except KeyboardInterrupt:  # Ctrl-C: the finished tables are results too
         finished = len(results.tables)
@@ -418,6 +462,7 @@ class _Results:
     tables: list[Table] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
+    records_dir: str | None = None  # None: the records are kept in ``records``; else written here as they finish
     lineups: list[np.ndarray] = field(default_factory=list)
     won: list[np.ndarray] = field(default_factory=list)
     points: list[np.ndarray] = field(default_factory=list)
@@ -426,12 +471,19 @@ class _Results:
     def add(self, number: int, table: Table, played: dict, plan: _Plan) -> None:
         """Table ``number`` (from 1), as ``_play_table`` played it."""
         self.rows.extend(_table_rows(table, played, plan.labels, plan.num_players))
-        self.records.extend(_record_entries(number, table, played, plan.labels, plan.unit))
         self.lineups.append(played["lineups"])
         self.won.append(played["won"])
         self.points.append(played["points"])
         self.truncated.append(played["truncated"])
         self.tables.append(table)  # last: a Ctrl-C in between leaves the table unfinished
+
+    def keep_record(self, number: int, table: Table, plan: _Plan, round_index: int, record: dict, won: np.ndarray) -> None:
+        """The record of round ``round_index`` of table ``number`` (from 1), just finished: listed in ``records``,
+        and written to ``records_dir`` (then not kept) when there is one."""
+        entry = _record_entry(number, table, round_index, record, won, plan.labels, plan.unit)
+        if self.records_dir is not None:
+            save_record(entry.pop("record"), os.path.join(self.records_dir, entry["file"]))
+        self.records.append(entry)
 
 
 def _summary(plan: _Plan, results: _Results, playing_seconds: float) -> dict:
@@ -464,7 +516,7 @@ def _summary(plan: _Plan, results: _Results, playing_seconds: float) -> dict:
             "truncated": int(np.concatenate(results.truncated).sum()),
             "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
         },
-        **({"records": results.records} if plan.record else {}),
+        **({"records": _in_table_order(results.records, plan.tables)} if plan.record else {}),
     }
 
 
@@ -516,33 +568,47 @@ def _spread(count: int, parts: int) -> list[int]:
     return [share + (part < extra) for part in range(parts)]
 
 
-def _record_entries(number: int, table: Table, played: dict, labels: list[str], unit: str) -> list[dict]:
-    """``run``'s ``records`` entries of table ``number`` (from 1): each record labelled with its
-    agents per seat and its place in the tournament."""
-    entries = []
+def _record_entry(number: int, table: Table, round_index: int, record: dict, won: np.ndarray, labels: list[str], unit: str) -> dict:
+    """``run``'s ``records`` entry of round ``round_index`` of table ``number`` (from 1): the record labelled
+    with its agents per seat and its place in the tournament."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", table.name).strip("-")  # a file name on every system
     width = len(str(len(table.lineups) - 1))
-    for round_index, kept in sorted(played["records"].items()):
-        players = [labels[agent] for agent in table.lineups[round_index]]
-        won = np.flatnonzero(played["won"][round_index])
-        kept = {**kept, "players": players, "tournament": {"table": table.name, "round": round_index}}
-        entries.append({
-            "table": table.name,
-            "round": round_index,
-            "file": f"{number:02d}-{slug}-{unit}{round_index:0{width}d}.json",
-            "players": players,
-            "winner": int(won[0]) if len(won) == 1 else None,
-            "record": kept,
-        })
-    return entries
+    players = [labels[agent] for agent in table.lineups[round_index]]
+    seats = np.flatnonzero(won)
+    return {
+        "table": table.name,
+        "round": round_index,
+        "file": f"{number:02d}-{slug}-{unit}{round_index:0{width}d}.json",
+        "players": players,
+        "winner": int(seats[0]) if len(seats) == 1 else None,
+        "record": {**record, "players": players, "tournament": {"table": table.name, "round": round_index}},
+    }
+
+
+def _in_table_order(entries: list[dict], tables: list[Table]) -> list[dict]:
+    """The records entries (kept as the rounds finished) in schedule order, each table's by round."""
+    position = {table.name: index for index, table in enumerate(tables)}
+    return sorted(entries, key=lambda entry: (position[entry["table"]], entry["round"]))
 
 
 # ------------------------------------------------------------ command line
 
 
+CONSOLE_SCRIPT = "hpuno-tournament"  # pyproject.toml's [project.scripts] name for main
+
+
+def program_name() -> str:
+    """The name this command was started by, for its usage and errors: the console script's own name
+    (``os.path.basename(sys.argv[0])``), else the ``python -m`` form that also runs it."""
+    started_as = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if os.path.splitext(started_as)[0] == CONSOLE_SCRIPT:  # hpuno-tournament, hpuno-tournament.exe on Windows
+        return started_as
+    return "python -m agents.evaluation.tournament"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hpuno-tournament",
+        prog=program_name(),
         description=(
             "Play every pairing of the given agents on the batched engine (each agent alone against "
             "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players; "
@@ -566,7 +632,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", action="store_true", help="with --out: draw the pairwise win-rate matrix and the ratings")
     parser.add_argument("--record", type=int, default=0, metavar="N",
                         help="with --out: save the game records of N rounds (spread evenly over the tables, each table's first "
-                             "rounds) as DIR/records/<table>-round<r>.json; replay one with python -m hpuno_env.replay FILE")
+                             "rounds) as DIR/records/<table>-round<r>.json, each as its game ends; replay one with "
+                             "python -m hpuno_env.replay FILE")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
     return parser
 
@@ -604,8 +671,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     progress = not args.quiet and sys.stderr.isatty()
     status = 0
+    # The records are written as they finish: memory does not grow with --record, and Ctrl-C keeps them.
+    records_dir = os.path.join(args.out, "records") if args.record else None
     try:
-        result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress, args.record, **rules)
+        result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress,
+                     args.record, records_dir, **rules)
     except TournamentInterrupted as interrupted:  # Ctrl-C: report and save the tables that finished
         result, status = interrupted.result, 130
         if result is None:
@@ -617,11 +687,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_report(result))
     if args.out:
         command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
-        records_dir = os.path.join(args.out, "records")
-        paths = write_outputs(result, args.out, args.plot, command)
-        for path in paths:
-            if os.path.dirname(path) != records_dir:
-                print(f"wrote {path}")
+        for path in write_outputs(result, args.out, args.plot, command):  # the records are on disk already
+            print(f"wrote {path}")
         if result.get("records"):
             print(f"wrote {len(result['records'])} game records in {records_dir} (python -m hpuno_env.replay FILE replays one)")
     return status
