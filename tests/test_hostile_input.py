@@ -625,6 +625,9 @@ def test_the_largest_seed_train_accepts_trains_evaluates_and_exports(train_modul
         with pytest.raises(SystemExit) as exit_info:
             train_module.parse_args(["--seed", str(seed), "--out", str(tmp_path / "refused")])
         assert exit_info.value.code == 2 and f"--seed must be an int in [0, {largest}]" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # a recipe's stage k runs with --seed + k
+        train_module.parse_args(["--recipe", "champion", "--seed", str(largest), "--out", str(tmp_path / "refused")])
+    assert exit_info.value.code == 2 and f"--seed must be at most {largest - 1} with --recipe champion" in capsys.readouterr().err
     out = tmp_path / "run"
     train_command("--timesteps", "512", "--seed", str(largest), "--out", str(out), *TINY_TRAIN, "--eval-every", "256")
     assert agents.load(str(out / "agent.safetensors"), num_players=2, rules_options={"max_turns": 500})

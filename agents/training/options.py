@@ -19,7 +19,7 @@ from agents import players
 from agents._cli import given_options, inherit_options, layer_sizes, option, rules_problem
 from agents.training.league import check_weights
 from agents.training.precision import training_precision
-from agents.training.recipes import RECIPES
+from agents.training.recipes import RECIPES, recipe_for
 from agents.players.trained import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, MAX_PARAMETERS
 from agents.training.run_folder import checkpoint_state, lock_problem, logs_problem, run_config, run_files
 from hpuno_env._checks import SEED_LIMIT, check_finite, check_int, check_positive_int
@@ -228,6 +228,10 @@ def _choices_problem(args: Args) -> str | None:
                 f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
     if args.recipe != "none" and args.recipe not in RECIPES:
         return f"--recipe must be none or one of {', '.join(RECIPES)}, got {args.recipe!r}"
+    if args.recipe != "none":
+        largest = MAX_SEED - (len(recipe_for(args.recipe, args.players).stages) - 1)
+        if args.seed > largest:  # stage k runs with --seed + k
+            return f"--seed must be at most {largest} with --recipe {args.recipe} (its stage k runs with --seed + k), got {args.seed}"
     if args.device not in DEVICES:
         return f"--device must be one of {', '.join(DEVICES)}, got {args.device!r}"
     if args.device == "cuda" and not torch.cuda.is_available():
