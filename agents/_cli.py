@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from hpuno_env import RulesOptions
 from hpuno_env._reading import JSONInputError, parse_json
@@ -42,9 +45,34 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
     """The description (a script's docstring) as written, and every option's default after its help."""
 
 
-def dataclass_parser(args_class, description: str | None) -> argparse.ArgumentParser:
+def program_name(module: str, script: str | None = None) -> str:
+    """How a command names itself in its usage and errors: ``script`` (e.g. ``hpuno-train``) when run as that
+    installed console script, a file's name (``train.py``) when run as a Python file, else ``python -m module``."""
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if script and invoked in (script, f"{script}.exe"):
+        return script
+    main = sys.modules.get("__main__")
+    if invoked.endswith(".py") and getattr(main, "__spec__", None) is None:  # python train.py, not python -m
+        return invoked
+    return f"python -m {module}"
+
+
+def exit_with_error(parser: argparse.ArgumentParser, problem: str) -> NoReturn:
+    """A problem found after parsing, as ``error_lines`` prints it; exits with status 2."""
+    parser.exit(2, error_lines(parser.prog, problem))
+
+
+def error_lines(prog: str, problem: str) -> str:
+    """``PROG: error: PROBLEM`` first, then one hint line, not the whole usage (which would bury the line that
+    matters). The hint is the problem's second line if it has one (what to do instead), else where the options
+    are explained."""
+    message, _, hint = problem.partition("\n")
+    return f"{prog}: error: {message}\n{hint or f'{prog} --help lists every option and its default'}\n"
+
+
+def dataclass_parser(args_class, description: str | None, prog: str | None = None) -> argparse.ArgumentParser:
     """A parser with one option per field of ``args_class``; ``Args(**vars(parser.parse_args()))`` reads it."""
-    parser = argparse.ArgumentParser(description=description, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog, description=description, formatter_class=HelpFormatter)
     for spec in dataclasses.fields(args_class):
         flag = "--" + spec.name.replace("_", "-")
         if spec.type in ("bool", bool):

@@ -45,7 +45,7 @@ from hpuno_env.render import describe_events, render_ansi
 from hpuno_env.replay import read_line, terminal_supports_color
 
 from .players import load
-from ._cli import parse_rules
+from ._cli import parse_rules, program_name
 
 HUMAN = "human"
 RECORD_FOLDER = os.path.join("runs", "games")  # the default --record's folder (module docstring)
@@ -54,7 +54,7 @@ QUIT_WORDS = ("q", "quit", "exit")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m agents.play",
+        prog=program_name("agents.play", "hpuno-play"),
         description="Play a Harry Potter UNO match in the terminal against agents. "
         "Answer with the number or the label of an action; q quits (the game record is saved).",
     )

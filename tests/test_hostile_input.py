@@ -592,7 +592,7 @@ def copied_run(run, tmp_path):
     (["--ent-coef", "inf"], "--ent-coef must be a finite number, got inf"),
     (["--learning-rate", "nan"], "--learning-rate must be a finite number"),
     (["--league-margin=-inf"], "--league-margin must be a finite number"),
-    (["--seed", "4294967296"], "--seed must be None or an int in [0, 2**32), got 4294967296"),
+    (["--seed", "4294967296"], "--seed must be an int in [0, 4294964295], got 4294967296"),
     (["--rules", "[" * 100000 + "]" * 100000], "--rules: not JSON (JSON nested 100000 levels deep"),
     (["--rule", "uno_penalty=" + "9" * 5000], "--rule: uno_penalty must be an int in [0, 20], got '99999"),
 ])
@@ -690,6 +690,73 @@ def test_ctrl_c_in_the_warm_start_exits_cleanly_and_says_so(tmp_path):
         process.kill()
     assert process.returncode == 130, stderr[-2000:]
     assert "interrupted during the warm start" in stderr and "Traceback" not in stderr
+
+
+HOLD_THE_LOCK = """
+import time
+from agents.training.run_folder import FolderLock
+lock = FolderLock(sys.argv[1])
+print("held" if lock.acquire() is None else "refused", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_second_run_on_a_folder_in_use_is_refused_until_the_first_dies(one_rollout_run, tmp_path, train_module, capsys):
+    import signal
+
+    from agents.training.train import train
+
+    out = copied_run(one_rollout_run, tmp_path)
+    args = train_module.parse_args(["--out", str(out), "--overwrite", *TINY_TRAIN])  # checked while the folder is free
+    before = {path.name: path.read_bytes() for path in out.iterdir() if path.is_file()}
+    holder = subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r})\n{HOLD_THE_LOCK}", str(out)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        for argv in (["--out", str(out), "--resume"], ["--out", str(out), "--overwrite"]):
+            with pytest.raises(SystemExit) as exit_info:
+                train_module.parse_args(argv)
+            error = capsys.readouterr().err
+            assert exit_info.value.code == 2 and f"--out {out} is in use" in error and f"process {holder.pid}" in error, error
+        # a run that got past the check while the folder was free still cannot take it: it deletes nothing
+        assert train(args, []) == 2 and f"--out {out} is in use" in capsys.readouterr().err
+        assert {path.name: path.read_bytes() for path in out.iterdir() if path.is_file() and path.name != "train.lock"} == before
+    finally:
+        holder.send_signal(signal.SIGKILL)  # dies without a chance to clean up: its lock file stays, unheld
+        holder.wait()
+    assert (out / "train.lock").exists()
+    result = train_command("--timesteps", "1024", "--out", str(out), "--resume", *TINY_TRAIN)
+    assert "resumed from" in result.stdout and not (out / "train.lock").exists()
+
+
+def test_net_arch_beyond_what_an_agent_file_holds_is_refused_before_anything_is_written(train_module, tmp_path, capsys):
+    from agents.players.trained import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE
+
+    out = tmp_path / "run"
+    for net_arch, message in ((f"{MAX_LAYER_SIZE + 1}", "at most 16 hidden layers of at most 8192 units"),
+                              ("100000,100000", "at most 16 hidden layers of at most 8192 units"),
+                              (",".join(["8"] * (MAX_HIDDEN_LAYERS + 1)), "at most 16 hidden layers"),
+                              ("8000,8000", "an agent file holds at most 64,000,000")):
+        with pytest.raises(SystemExit) as exit_info:
+            train_module.parse_args(["--net-arch", net_arch, "--out", str(out)])
+        error = capsys.readouterr().err
+        assert exit_info.value.code == 2 and message in error, (net_arch, error)
+    assert not out.exists()
+    assert train_module.parse_args(["--net-arch", f"{MAX_LAYER_SIZE},64", "--out", str(out)]).net_arch == f"{MAX_LAYER_SIZE},64"
+
+
+def test_the_largest_seed_train_accepts_trains_evaluates_and_exports(train_module, tmp_path, capsys):
+    largest = 2**32 - 1 - 3000  # the final table's seeds are --seed + 3000
+    for seed in (2**32 - 1, largest + 1):
+        with pytest.raises(SystemExit) as exit_info:
+            train_module.parse_args(["--seed", str(seed), "--out", str(tmp_path / "refused")])
+        assert exit_info.value.code == 2 and f"--seed must be an int in [0, {largest}]" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # a recipe's stage k runs with --seed + k
+        train_module.parse_args(["--recipe", "champion", "--seed", str(largest), "--out", str(tmp_path / "refused")])
+    assert exit_info.value.code == 2 and f"--seed must be at most {largest - 1} with --recipe champion" in capsys.readouterr().err
+    out = tmp_path / "run"
+    train_command("--timesteps", "512", "--seed", str(largest), "--out", str(out), *TINY_TRAIN, "--eval-every", "256")
+    assert agents.load(str(out / "agent.safetensors"), num_players=2, rules_options={"max_turns": 500})
 
 
 def count_drawings(monkeypatch, fail_on: int | None = None) -> dict:

@@ -27,7 +27,7 @@ from hpuno_env import VectorEngine
 from hpuno_env._reading import parse_json, read_json_file
 from hpuno_env.options import check_num_players
 
-from agents._cli import parse_rules
+from agents._cli import parse_rules, program_name
 from agents.players.trained import TrainedAgent
 
 from .agent_file import export
@@ -86,7 +86,7 @@ def _json_object(text: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents.training.export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=program_name("agents.training.export"), description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("checkpoint", help="your own SB3 MaskablePPO .zip (unpickled: trusted files only)")
     parser.add_argument("out", help="agent file to write, ending in .safetensors (written atomically)")
     parser.add_argument("--players", type=int, required=True, help="player count the checkpoint was trained for (required)")

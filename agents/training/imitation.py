@@ -16,7 +16,10 @@ CPU, and PPO then starts from there (docs/training.md, "Warm start").
 * ``agreement(model, demonstrations)``: how often the model's greedy choice is
   the teacher's.
 * ``warm_start(model, teacher, num_players, ...)``: collect, fit, and measure
-  the agreement on decisions of other games than those fitted.
+  the agreement on decisions of other games than those fitted; with
+  ``progress`` it says how far each phase is and about how long is left (a
+  tqdm bar, or a line every half minute), since it takes minutes at the
+  default size.
 
 The observations the model is fitted on are the training env's:
 ``hpuno_env.seat_batch.ObservationFormat`` (float32, optionally times
@@ -26,11 +29,14 @@ what is stored (a quarter of the memory of float32).
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from hpuno_env import VectorEngine
 from hpuno_env._checks import check_positive_int
@@ -39,6 +45,36 @@ from hpuno_env.seat_batch import ObservationFormat
 
 # Games played side by side while collecting: a big batch keeps the teacher's per-call cost small.
 COLLECTION_GAMES = 512
+PROGRESS_LINE_SECONDS = 30  # progress="lines": at most one line per phase this often
+
+
+class Progress:
+    """How far one phase of the warm start is: a tqdm bar (``how="bar"``), a line every PROGRESS_LINE_SECONDS
+    with the time left at the rate so far (``"lines"``, for logs), or nothing (None)."""
+
+    def __init__(self, how: str | None, description: str, total: int, unit: str):
+        if how not in (None, "bar", "lines"):
+            raise ValueError(f"progress must be None, 'bar' or 'lines', got {how!r}")
+        self.how, self.description, self.total, self.unit, self.done = how, description, total, unit, 0
+        self.started = time.perf_counter()
+        self.next_line = self.started + PROGRESS_LINE_SECONDS
+        self.bar = tqdm(total=total, desc=description, unit=unit, unit_scale=True, dynamic_ncols=True) if how == "bar" else None
+
+    def update(self, count: int) -> None:
+        count = min(count, self.total - self.done)
+        self.done += count
+        if self.bar is not None:
+            self.bar.update(count)
+        elif self.how == "lines" and time.perf_counter() >= self.next_line:
+            elapsed = time.perf_counter() - self.started
+            left = elapsed * (self.total - self.done) / max(self.done, 1)
+            print(f"{self.description}: {self.done:,} of {self.total:,} {self.unit} ({elapsed:.0f} s, about {left:.0f} s to go)",
+                  flush=True)
+            self.next_line = time.perf_counter() + PROGRESS_LINE_SECONDS
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 @dataclass
@@ -55,8 +91,9 @@ class Demonstrations:
 
 
 def collect(teacher, num_players: int, decisions: int, *, games: int = COLLECTION_GAMES, seed: int | None = 0,
-            **rule_options) -> Demonstrations:
-    """``decisions`` decisions of ``teacher`` playing every seat, all from finished episodes (running ones are dropped)."""
+            progress: Callable[[int], None] | None = None, **rule_options) -> Demonstrations:
+    """``decisions`` decisions of ``teacher`` playing every seat, all from finished episodes (running ones are dropped).
+    ``progress(count)`` is told of each count of decisions newly finished."""
     decisions = check_positive_int(decisions, "decisions")
     games = check_positive_int(games, "games")
     if not callable(getattr(teacher, "act", None)):
@@ -82,6 +119,8 @@ def collect(teacher, num_players: int, decisions: int, *, games: int = COLLECTIO
         for game in np.flatnonzero(terminated | truncated):
             finals.append((game, episode[game], paid[game].copy()))
             finished_decisions += decisions_in_episode[game]
+            if progress is not None:
+                progress(int(decisions_in_episode[game]))
             paid[game], decisions_in_episode[game] = 0.0, 0
             episode[game] += 1
     # Each decision's return: its seat's total at its episode's end minus what the seat had been paid before it.
@@ -119,8 +158,10 @@ def _observation_format(model, num_players: int, scale_observations: bool) -> Ob
 
 
 def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observations: bool = False, epochs: int = 5,
-        batch_size: int = 1024, learning_rate: float = 1e-3, value_coef: float = 0.5, seed: int = 0) -> list[dict]:
-    """Fit the model's actor to the teacher's actions and its critic to the returns, in place.
+        batch_size: int = 1024, learning_rate: float = 1e-3, value_coef: float = 0.5, seed: int = 0,
+        progress: Callable[[int], None] | None = None) -> list[dict]:
+    """Fit the model's actor to the teacher's actions and its critic to the returns, in place; ``progress(1)`` is
+    told of each minibatch.
 
     Returns one row per epoch: mean loss and the agreement with the teacher over
     that epoch's minibatches (measured while fitting, on the fitted decisions).
@@ -153,6 +194,8 @@ def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observ
             optimizer.step()
             loss_sum += float(loss.detach()) * len(batch)
             correct += float((logits.argmax(1) == batch_actions).sum())
+            if progress is not None:
+                progress(1)
         history.append({"epoch": epoch + 1, "loss": loss_sum / len(actions), "agreement": correct / len(actions)})
     policy.set_training_mode(False)
     return history
@@ -174,21 +217,34 @@ def agreement(model, demonstrations: Demonstrations, num_players: int, *, scale_
 
 
 def warm_start(model, teacher, num_players: int, *, decisions: int = 400_000, epochs: int = 5, batch_size: int = 1024,
-               learning_rate: float = 1e-3, scale_observations: bool = False, seed: int = 0, **rule_options) -> dict:
+               learning_rate: float = 1e-3, scale_observations: bool = False, seed: int = 0, progress: str | None = None,
+               **rule_options) -> dict:
     """Behaviour-clone ``teacher`` into ``model`` (in place); returns a report.
 
     The report: decisions fitted, epochs (loss and agreement while fitting),
     ``agreement``: the share of greedy choices equal to the teacher's on
     ``decisions // 10`` decisions of other games (a teacher that breaks ties at
     random caps it below 1), and the seconds spent collecting and fitting.
+    ``progress``: "bar", "lines" or None (``Progress``).
     """
     decisions = check_positive_int(decisions, "decisions")
+    epochs = check_positive_int(epochs, "epochs")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    held_out_decisions = max(decisions // 10, COLLECTION_GAMES)
     started = time.perf_counter()
-    fitted = collect(teacher, num_players, decisions, seed=seed, **rule_options)
-    held_out = collect(teacher, num_players, max(decisions // 10, COLLECTION_GAMES), seed=seed + 1, **rule_options)
+    collecting = Progress(progress, "warm start: collecting the teacher's decisions", decisions + held_out_decisions, "decision")
+    try:
+        fitted = collect(teacher, num_players, decisions, seed=seed, progress=collecting.update, **rule_options)
+        held_out = collect(teacher, num_players, held_out_decisions, seed=seed + 1, progress=collecting.update, **rule_options)
+    finally:
+        collecting.close()
     collected = time.perf_counter()
-    history = fit(model, fitted, num_players, scale_observations=scale_observations, epochs=epochs, batch_size=batch_size,
-                  learning_rate=learning_rate, seed=seed)
+    fitting = Progress(progress, f"warm start: fitting them ({epochs} epochs)", epochs * math.ceil(len(fitted) / batch_size), "batch")
+    try:
+        history = fit(model, fitted, num_players, scale_observations=scale_observations, epochs=epochs, batch_size=batch_size,
+                      learning_rate=learning_rate, seed=seed, progress=fitting.update)
+    finally:
+        fitting.close()
     fitted_at = time.perf_counter()
     return {
         "decisions": len(fitted), "epochs": history,

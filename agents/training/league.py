@@ -196,7 +196,8 @@ class Mixture:
     >>> mixture.install(env)                     # env.set_opponents(mixture.policies, mixture)
     """
 
-    def __init__(self, weights: dict, num_players: int, seed: int | None = None):
+    def __init__(self, weights: dict, num_players: int, seed: int | None = None, rules_options: dict | None = None):
+        """``rules_options``: the rules the members play under (a trained one made under others warns)."""
         if not weights:
             raise ValueError("weights must name at least one player")
         check_weights(weights)
@@ -204,7 +205,8 @@ class Mixture:
         self.names = list(weights)
         self.shares = np.array([weights[name] / total for name in self.names])
         streams = np.random.SeedSequence(seed).generate_state(len(self.names))
-        self.policies = [players.load(name, num_players=num_players, seed=None if seed is None else int(stream))
+        self.policies = [players.load(name, num_players=num_players, seed=None if seed is None else int(stream),
+                                      rules_options=rules_options)
                          for name, stream in zip(self.names, streams)]
         self.rng = np.random.default_rng(seed)
 

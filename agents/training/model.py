@@ -73,7 +73,8 @@ def warm_started(model: MaskablePPO, args: Args, rules: dict) -> dict:
         print(f"warm start: fitting {args.warm_start}'s decisions ({args.warm_start_decisions}, {args.warm_start_epochs} epochs)", flush=True)
         report = warm_start(model, players.load(args.warm_start, num_players=args.players, seed=args.seed + 11), args.players,
                             decisions=args.warm_start_decisions, epochs=args.warm_start_epochs,
-                            scale_observations=args.scale_observations, seed=args.seed + 12, **rules)
+                            scale_observations=args.scale_observations, seed=args.seed + 12,
+                            progress="bar" if args.progress else "lines", **rules)
     except KeyboardInterrupt:  # nothing is trained or written yet: say so, without a traceback
         print(f"\ninterrupted during the warm start ({time.perf_counter() - started:.0f} s in): nothing was trained "
               f"or saved in {args.out}; run the command again to start over", file=sys.stderr, flush=True)

@@ -19,15 +19,22 @@ from agents import players
 from agents._cli import given_options, inherit_options, layer_sizes, option, rules_problem
 from agents.training.league import check_weights
 from agents.training.precision import training_precision
-from agents.training.recipes import RECIPES
-from agents.training.run_folder import checkpoint_state, logs_problem, run_config, run_files
-from hpuno_env._checks import check_finite, check_int, check_positive_int, check_seed
+from agents.training.recipes import RECIPES, recipe_for
+from agents.players.trained import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, MAX_PARAMETERS
+from agents.training.run_folder import checkpoint_state, lock_problem, logs_problem, run_config, run_files
+from hpuno_env._checks import SEED_LIMIT, check_finite, check_int, check_positive_int
+from hpuno_env.cards import NUM_ACTIONS
+from hpuno_env.encoding import observation_size
 from hpuno_env.options import check_num_players
 
 FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.load
 OPPONENT_CHOICES = (*FIXED_OPPONENTS, "self", "league")
 CURVE_OPPONENTS = ("heuristic", "random-play")  # the learning curve's fixed yardsticks
 CRITICS = ("observation", "hands")  # --critic
+# A run seeds its parts with --seed plus offsets (the opponents +1, the warm start +11 and +13, the evaluations
+# +1000 and +2000); the largest is the final table's, +3000. Every one must be a seed the engines take (< 2**32).
+LARGEST_SEED_OFFSET = 3000
+MAX_SEED = SEED_LIMIT - 1 - LARGEST_SEED_OFFSET
 DEVICES = ("auto", "cpu", "cuda")  # --device
 
 
@@ -162,9 +169,12 @@ def _numbers_problem(args: Args) -> str | None:
                 check_finite(value, _flag(spec.name))
         for name in ("eval_every", "threads"):
             check_int(getattr(args, name), _flag(name), low=0)
-        check_seed(args.seed, "--seed")  # numpy's (and so SB3's) seeding takes seeds below 2**32
     except ValueError as error:
         return str(error)
+    try:
+        check_int(args.seed, "--seed", low=0, high=MAX_SEED)
+    except ValueError as error:
+        return f"{error} (the run seeds its parts with up to --seed + {LARGEST_SEED_OFFSET}, and seeds are below 2**32)"
     try:
         check_num_players(args.players)
     except ValueError:
@@ -181,9 +191,26 @@ def _numbers_problem(args: Args) -> str | None:
     if args.ent_coef < 0:
         return f"--ent-coef must be >= 0, got {args.ent_coef}"
     try:
-        layer_sizes(args.net_arch)
+        sizes = layer_sizes(args.net_arch)
     except ValueError as error:
         return f"--net-arch {error}"
+    return network_problem(sizes, args.players)
+
+
+def network_problem(sizes: list[int], num_players: int) -> str | None:
+    """Why --net-arch makes a network that an agent file cannot hold (agents.load would refuse the exported agent,
+    after all the training), or None: the loader's bounds on layers, layer size and the actor's parameters."""
+    if len(sizes) > MAX_HIDDEN_LAYERS or max(sizes) > MAX_LAYER_SIZE:
+        return (f"--net-arch must be at most {MAX_HIDDEN_LAYERS} hidden layers of at most {MAX_LAYER_SIZE} units "
+                f"(what an agent file may hold), got {','.join(map(str, sizes))}")
+    width = observation_size(num_players)
+    parameters = 2 * width  # the agent's observation scale and shift
+    for size in (*sizes, NUM_ACTIONS):
+        parameters += (width + 1) * size
+        width = size
+    if parameters > MAX_PARAMETERS:
+        return (f"--net-arch {','.join(map(str, sizes))} makes an actor of {parameters:,} parameters for {num_players} "
+                f"players; an agent file holds at most {MAX_PARAMETERS:,}")
     return None
 
 
@@ -201,6 +228,10 @@ def _choices_problem(args: Args) -> str | None:
                 f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
     if args.recipe != "none" and args.recipe not in RECIPES:
         return f"--recipe must be none or one of {', '.join(RECIPES)}, got {args.recipe!r}"
+    if args.recipe != "none":
+        largest = MAX_SEED - (len(recipe_for(args.recipe, args.players).stages) - 1)
+        if args.seed > largest:  # stage k runs with --seed + k
+            return f"--seed must be at most {largest} with --recipe {args.recipe} (its stage k runs with --seed + k), got {args.seed}"
     if args.device not in DEVICES:
         return f"--device must be one of {', '.join(DEVICES)}, got {args.device!r}"
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -241,6 +272,9 @@ def _players_problem(args: Args) -> str | None:
 def _folder_problem(args: Args) -> str | None:
     """--out: a checkpoint to resume (readable, its logs ours), or no earlier run unless --overwrite."""
     checkpoint = os.path.join(args.out, "checkpoint.zip")
+    problem = lock_problem(args.out)  # first: the files another run is writing say nothing about this one
+    if problem:
+        return problem
     if args.resume and args.overwrite:
         return "--resume and --overwrite contradict each other: continue the run in --out, or start it over"
     if args.resume and not os.path.isfile(checkpoint):
@@ -256,8 +290,8 @@ def _folder_problem(args: Args) -> str | None:
     earlier_run = [] if args.resume or args.overwrite else run_files(args.out)
     if earlier_run:
         what = checkpoint if os.path.isfile(checkpoint) else f"{args.out} ({', '.join(os.path.relpath(path, args.out) for path in earlier_run[:3])})"
-        return (f"{what} already holds a run: pass --resume to continue it, --overwrite to start over "
-                f"(replacing it), or choose another --out")
+        return (f"{what} already holds a run\n"
+                f"pass --resume to continue it, --overwrite to start over (replacing it), or choose another --out")
     return None
 
 

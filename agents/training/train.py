@@ -55,7 +55,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 import hpuno_env
 from agents import players
-from agents._cli import dataclass_parser, given_options, rules_from_options
+from agents._cli import dataclass_parser, error_lines, exit_with_error, given_options, program_name, rules_from_options
 from agents.training.agent_file import export, live_agent
 from agents.training.final_table import evaluation_table, format_table, final_table
 from agents.training.learn import TimedVecEnv, Training
@@ -68,8 +68,8 @@ from agents.training.options import (
 from agents.training.precision import training_precision, use_precision
 from agents.training.recipes import command_line, recipe_for, stage_options
 from agents.training.run_folder import (
-    CHECKPOINT_STATE, EVALUATION_COLUMNS, LOSS_COLUMNS, UPDATE_COLUMNS, checkpoint_state, cut_logs, earlier_commands,
-    prepare_folder, run_config, run_files, save_checkpoint, write_atomically, write_json,
+    CHECKPOINT_STATE, EVALUATION_COLUMNS, LOSS_COLUMNS, UPDATE_COLUMNS, FolderLock, checkpoint_state, cut_logs,
+    earlier_commands, prepare_folder, run_config, run_files, save_checkpoint, write_atomically, write_json,
 )
 from hpuno_env import HPUnoVecEnv
 from hpuno_env.encoding import observation_scale
@@ -83,20 +83,25 @@ __all__ = [
 ]
 
 
+def command_name() -> str:
+    """What this command calls itself: train.py, hpuno-train or python -m agents.training.train."""
+    return program_name("agents.training.train", "hpuno-train")
+
+
 def parse_args(argv: list[str] | None = None) -> Args:
-    """Args from the command line, every option checked; a bad one exits with a message naming it."""
-    parser = dataclass_parser(Args, __doc__)
+    """Args from the command line, every option checked; a bad one exits (status 2) with a message naming it."""
+    parser = dataclass_parser(Args, __doc__, prog=command_name())
     args = Args(**vars(parser.parse_args(argv)))
     given = given_options(Args, argv)
     if args.resume:
         problem = resume_options(args, given)
         if problem:
-            parser.error(problem)
+            exit_with_error(parser, problem)
     if "warm_start" not in given and (args.resume or args.critic == "hands"):
         args.warm_start = "none"  # the default warm start is for fresh runs of a critic of observations
     problem = check_args(args)
     if problem:
-        parser.error(problem)
+        exit_with_error(parser, problem)
     return args
 
 
@@ -110,7 +115,21 @@ def main(argv: list[str] | None = None, *, recipe: dict | None = None) -> int:
 
 
 def train(args: Args, argv: list[str], recipe: dict | None = None) -> int:
-    """One run of checked options, step by step (module docstring); the exit status."""
+    """One run of checked options in its run folder, which it holds (run_folder.FolderLock) so that no other
+    train.py writes there meanwhile; the exit status."""
+    lock = FolderLock(args.out)
+    problem = prepare_folder(args.out, args.overwrite, league=args.opponent == "league", lock=lock)
+    if problem:
+        print(error_lines(command_name(), problem), end="", file=sys.stderr)
+        return 2
+    try:
+        return train_in_folder(args, argv, recipe)
+    finally:
+        lock.release()
+
+
+def train_in_folder(args: Args, argv: list[str], recipe: dict | None = None) -> int:
+    """One run of checked options in its prepared folder, step by step (module docstring); the exit status."""
     threads = update_threads(args.threads)
     torch.set_num_threads(threads)  # the warm start's fit; the rollouts and evaluations switch to one (Training)
     device = training_device(args.device)
@@ -118,11 +137,7 @@ def train(args: Args, argv: list[str], recipe: dict | None = None) -> int:
     rules = rules_from_options(args.rule, args.rules)
     scale = observation_scale(args.players) if args.scale_observations else None
 
-    # ---- run folder and config.json
-    problem = prepare_folder(args.out, args.overwrite, league=args.opponent == "league")
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+    # ---- config.json
     checkpoint_path = os.path.join(args.out, "checkpoint.zip")
     state = checkpoint_state(args.out) if args.resume else {}  # checked by parse_args
     config = run_record(args, argv, rules, device, precision, threads, recipe)
@@ -139,7 +154,8 @@ def train(args: Args, argv: list[str], recipe: dict | None = None) -> int:
         try:
             model = resumed_model(args, argv, env, device, checkpoint_path, earlier_config)
         except ValueError as error:  # e.g. observation spaces differ (a checkpoint without config.json)
-            print(f"error: cannot resume {checkpoint_path} with these options: {str(error).splitlines()[0][:300]}", file=sys.stderr)
+            problem = f"cannot resume {checkpoint_path} with these options: {str(error).splitlines()[0][:300]}"
+            print(error_lines(command_name(), problem), end="", file=sys.stderr)
             return 2
         config["resumed_from_timesteps"] = model.num_timesteps
         config["commands"] = earlier_commands(earlier_config) + config["commands"]
@@ -159,7 +175,7 @@ def train(args: Args, argv: list[str], recipe: dict | None = None) -> int:
 
     # ---- opponents; learner(deterministic, seed=None) is an agent of the live weights
     learner = partial(live_agent, model, args.players, observation_scale=scale)
-    league = install_opponents(args, game_env, learner, state)
+    league = install_opponents(args, game_env, learner, state, rules)
 
     # ---- learn: progress bar, logs, evaluations, checkpoints; Ctrl-C stops after the current step
     curve_opponents = {name: players.load(name, num_players=args.players, seed=args.seed + 7) for name in CURVE_OPPONENTS}

@@ -79,3 +79,23 @@ def test_bad_input_is_refused_naming_the_argument():
     with pytest.raises(ValueError, match="model observes shape"):
         imitation.fit(four_player_model, demonstrations, 2)
     assert all(torch.equal(a, b) for a, b in zip(before, four_player_model.policy.parameters()))  # nothing changed
+
+
+def test_the_warm_start_says_how_far_it_is_and_progress_changes_no_weight(monkeypatch, capsys, one_torch_thread):
+    monkeypatch.setattr(imitation, "PROGRESS_LINE_SECONDS", 0)
+    weights = {}
+    for progress in (None, "lines", "bar"):
+        model = fresh_model(2)
+        imitation.warm_start(model, agents.load("heuristic", 2, seed=1), 2, decisions=2000, epochs=2, batch_size=256,
+                             scale_observations=True, seed=3, progress=progress)
+        weights[progress] = {name: tensor.clone() for name, tensor in model.policy.state_dict().items()}
+        output = capsys.readouterr()
+        if progress == "lines":
+            assert "warm start: collecting the teacher's decisions: " in output.out and " s to go)" in output.out
+            assert "warm start: fitting them (2 epochs): 16 of 16 batch" in output.out
+        elif progress == "bar":
+            assert "warm start: collecting the teacher's decisions" in output.err and "warm start: fitting them" in output.err
+        else:
+            assert output.out == output.err == ""
+    for progress in ("lines", "bar"):
+        assert all(torch.equal(weights[None][name], weights[progress][name]) for name in weights[None])

@@ -355,3 +355,45 @@ def test_a_fresh_run_warm_starts_from_the_heuristic_unless_told_or_unable(tmp_pa
 def test_no_warm_start_and_no_hold_out_go_together(tmp_path):
     args = train.parse_args(["--warm-start", "none", "--hold-out", "none", "--out", str(tmp_path / "run")])
     assert (args.warm_start, args.hold_out) == ("none", "none")
+
+
+def test_an_opponent_file_made_under_other_rules_plays_with_one_warning_line(tmp_path, capsys):
+    from agents._cli import rules_from_options
+    from agents.training.opponents import install_opponents
+    from hpuno_env import HPUnoVecEnv
+
+    shipped = str(ROOT / "agents" / "weights" / "ppo_2p.safetensors")  # trained under the default rules
+    for opponent, rule, warned in ((shipped, "uno_penalty=4", True), (f"heuristic=1,{shipped}=1", "uno_penalty=4", True),
+                                   (shipped, "uno_penalty=2", False)):
+        args = train.parse_args(["--opponent", opponent, "--rule", rule, "--out", str(tmp_path / "run")])
+        rules = rules_from_options(args.rule, args.rules)
+        env = HPUnoVecEnv(num_envs=2, num_players=2, learner_seat="random", seed=0, **rules)
+        assert install_opponents(args, env, None, {}, rules) is None
+        lines = capsys.readouterr().err.splitlines()
+        if warned:
+            assert len(lines) == 1 and lines[0].startswith("warning: agent") and "uno_penalty" in lines[0], lines
+        else:
+            assert lines == []
+
+
+def test_an_error_after_parsing_is_its_line_and_a_hint_not_the_usage(tmp_path):
+    (tmp_path / "config.json").write_text("{}")  # an earlier run's, as when the README's command is run twice
+    result = subprocess.run([sys.executable, str(ROOT / "train.py"), "--out", str(tmp_path)], capture_output=True, text=True,
+                            timeout=600, cwd=ROOT)
+    lines = result.stderr.splitlines()
+    assert result.returncode == 2 and len(lines) == 2 and "usage" not in result.stderr, result.stderr
+    assert lines[0] == f"train.py: error: {tmp_path} (config.json) already holds a run"
+    assert "--resume" in lines[1] and "--overwrite" in lines[1] and "another --out" in lines[1]
+
+
+def test_the_commands_name_themselves_as_they_were_run(monkeypatch, capsys):
+    from agents import play
+
+    # run as `python train.py`: test_an_error_after_parsing_is_its_line_and_a_hint_not_the_usage
+    for argv0, name in (("/venv/bin/hpuno-train", "hpuno-train"), ("-c", "python -m agents.training.train")):
+        monkeypatch.setattr(sys, "argv", [argv0])
+        with pytest.raises(SystemExit) as exit_:
+            train.parse_args(["--seed", "-1"])
+        assert exit_.value.code == 2 and capsys.readouterr().err.startswith(f"{name}: error: --seed must be"), argv0
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/hpuno-play"])
+    assert play.build_parser().prog == "hpuno-play"
