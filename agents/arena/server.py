@@ -23,7 +23,10 @@ from fastapi.staticfiles import StaticFiles
 from agents.players import available
 from hpuno_env import ACTION_LABELS, CARD_LABELS
 from hpuno_env._reading import parse_json
-from hpuno_env.options import HOUSE_RULE_OPTIONS, RulesOptions
+from hpuno_env.cards import COLORS, DECKS
+from hpuno_env.options import (
+    EPISODE_MODES, HOUSE_RULE_OPTIONS, REWARD_MODES, SCORING_MODES, STACKING_MODES, UNO_CATCH_MODES, RulesOptions,
+)
 from hpuno_env.records import MAX_RECORD_BYTES, load_record, save_record
 
 from .games import AgentShelf, ArenaError, Game, ReplaySession, make_game
@@ -194,9 +197,11 @@ async def read_body(request: Request) -> dict:
 
 
 def rules_catalogue() -> dict:
-    """Every rules option with its default, for the page's form."""
-    defaults = RulesOptions().as_dict()
-    return {"defaults": defaults, "house_rules": list(HOUSE_RULE_OPTIONS)}
+    """Every rules option with its default (and its choices where it has a few), for the page's form."""
+    choices = {"uno_catch": UNO_CATCH_MODES, "gryffindor_color": COLORS, "scoring": SCORING_MODES, "episode": EPISODE_MODES,
+               "reward": REWARD_MODES, "deck": DECKS, "stacking": STACKING_MODES}
+    return {"defaults": RulesOptions().as_dict(), "choices": {name: list(values) for name, values in choices.items()},
+            "house_rules": list(HOUSE_RULE_OPTIONS)}
 
 
 def create_app(records: str = "runs/arena", results: str | None = None, max_games: int = MAX_GAMES,
