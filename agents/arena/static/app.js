@@ -1,7 +1,8 @@
 // The arena's page: four views (play, watch, replay, leaderboard) over the JSON API of agents/arena/server.py.
 "use strict";
 
-const state = { catalogue: null, play: null, watch: null, watchTimer: null, replay: null };
+// renders counts the tables drawn: a script (or a test) driving the page waits for the next one after a click
+const state = { catalogue: null, play: null, watch: null, watchTimer: null, replay: null, renders: 0 };
 
 async function api(method, path, body, token) {
   const headers = {};
@@ -139,6 +140,7 @@ function renderPlay() {
   table.replaceChildren();
   table.dataset.over = String(view.over);
   table.dataset.phase = view.phase;
+  table.dataset.renders = String(++state.renders);
   table.append(el("div", { className: "status", id: "play-status", text: playStatus(view) }));
   if (view.warnings.length) table.append(el("div", { className: "shown", text: view.warnings.join(" ") }));
   table.append(tableElement(view, { prefix: "play" }));
@@ -224,6 +226,7 @@ function renderWatch() {
   const table = document.getElementById("watch-table");
   table.hidden = false;
   table.dataset.over = String(view.over);
+  table.dataset.renders = String(++state.renders);
   const status = view.over ? `Game over: ${view.winner || "no one"} won.` : `${view.current} (${view.names[view.players.indexOf(view.current)]}) to act: ${view.phase}`;
   table.replaceChildren(el("div", { className: "status", id: "watch-status", text: status }), tableElement(view, { prefix: "watch" }),
     probabilitiesElement(view.last_move), linesElement("Game so far", view.history.slice().reverse(), "watch-history"));
