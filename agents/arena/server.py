@@ -99,6 +99,11 @@ class Arena:
 
     def add_game(self, body: dict, person: bool) -> Game:
         self.sweep()
+        if len(self.games) >= self.max_games:  # finished games make room first (a played one is saved already)
+            for game_id, _ in sorted(((i, g.touched) for i, g in self.games.items() if g.over), key=lambda item: item[1]):
+                del self.games[game_id]
+                if len(self.games) < self.max_games:
+                    break
         if len(self.games) >= self.max_games:
             raise ArenaError(f"the arena holds {self.max_games} live games already: try again later", 429)
         known = {"players", "opponents", "rules", "seed", "deck"} if person else {"players", "agents", "rules", "seed"}

@@ -176,6 +176,9 @@ def test_oversized_bodies_and_the_game_cap_are_refused(records):
             assert small.post("/api/games", json={"players": 2}).status_code == 200
         response = small.post("/api/games", json={"players": 2})
         assert response.status_code == 429 and "2 live games" in response.json()["error"]
+    with TestClient(create_app(records=str(records), max_games=1)) as one:
+        finished, _ = play_through(one, one.post("/api/games", json={"players": 2, "seed": 3}).json())
+        assert finished["over"] and one.post("/api/games", json={"players": 2}).status_code == 200  # a finished game makes room
 
 
 def test_idle_games_are_dropped_and_a_started_one_is_saved(records):
