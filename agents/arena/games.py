@@ -333,7 +333,9 @@ class ReplaySession:
                 if len(self.frames) >= MAX_REPLAY_FRAMES:
                     raise ArenaError(f"the record has more than {MAX_REPLAY_FRAMES} decisions: too long to show here", 413)
                 state = replaying.engine.game_state(0)
-                del state["draw_pile"], state["discard"]  # a frame keeps counts of the piles, not their cards
+                # a frame keeps counts of the piles, not their cards
+                state["draw_pile_size"] = len(state.pop("draw_pile"))
+                state["discard_size"] = len(state.pop("discard"))
                 who = None if decision.seat is None else agents[decision.seat]
                 title = (f"round {decision.round}: the deal" if who is None
                          else f"round {decision.round}, decision {decision.number}: {who} chose {decision.action}")
