@@ -1,6 +1,6 @@
 """The import graph: ``hpuno_env`` never imports ``agents``, and ``agents/`` is in rooms, each importing only the rooms
-below it (players < evaluation < training < studies < the front: ``agents/__init__``, ``play``, the stable paths
-``evaluate`` and ``exploit``), with no cycle between modules. Read from the source, so a lazy import inside a function
+below it (players < evaluation < training < studies < the front: ``agents/__init__``, ``play``, the ``arena``, the
+stable paths ``evaluate`` and ``exploit``), with no cycle between modules. Read from the source, so a lazy import inside a function
 counts as much as one at the top."""
 
 from __future__ import annotations
@@ -68,7 +68,14 @@ def test_the_rooms_exist_and_every_module_of_agents_is_in_one_or_the_front():
     modules = graph("agents")
     assert {room(name) for name in modules} == {0, 1, 2, 3, 4, FRONT}
     front = sorted(name for name in modules if room(name) == FRONT)
-    assert front == ["agents", "agents.evaluate", "agents.exploit", "agents.play"]
+    front_rooms = sorted({name if name == "agents" else ".".join(name.split(".")[:2]) for name in front})
+    assert front_rooms == ["agents", "agents.arena", "agents.evaluate", "agents.exploit", "agents.play"]
+
+
+def test_nothing_outside_the_arena_imports_it():
+    importers = [(name, imported) for name, imports in graph("agents").items() for imported in imports
+                 if imported.startswith("agents.arena") and not name.startswith("agents.arena")]
+    assert importers == []
 
 
 @pytest.mark.parametrize("package", ["agents", "hpuno_env"])

@@ -1,0 +1,14 @@
+"""The arena: Harry Potter UNO in a web browser (``hpuno-arena``).
+
+A person plays against any agents, watches agents play (with a trained
+agent's probabilities for each legal action), replays a game record, and
+reads a tournament's leaderboard. ``server`` is the ASGI app and its JSON
+API, ``games`` the live games and replays behind it, ``cli`` the command,
+``static/`` the page (plain HTML, CSS and JavaScript). This is a front room
+of ``agents``: it imports players, evaluation and ``hpuno_env``, and nothing
+below imports it.
+"""
+
+from .server import create_app
+
+__all__ = ["create_app"]

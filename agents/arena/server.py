@@ -1,0 +1,325 @@
+"""The arena's web app: the JSON API (docs/arena.md, INTERFACE.md "The arena") and the page in ``static/``.
+
+Every request is answered in the event loop's thread, one at a time: a move
+is a few engine steps and small network calls (milliseconds), and no two
+requests ever touch one game at once. Games, watched games and replays live
+in memory under a random id, each with a random secret sent back as
+``Authorization: Bearer SECRET``; idle ones are dropped after
+``idle_seconds``, and there are caps on live games and on a request's body.
+"""
+
+from __future__ import annotations
+
+import hmac
+import pathlib
+import re
+import time
+from collections.abc import Callable
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from agents.players import available
+from hpuno_env import ACTION_LABELS, CARD_LABELS
+from hpuno_env._reading import parse_json
+from hpuno_env.cards import COLORS, DECKS
+from hpuno_env.options import (
+    EPISODE_MODES, HOUSE_RULE_OPTIONS, REWARD_MODES, SCORING_MODES, STACKING_MODES, UNO_CATCH_MODES, RulesOptions,
+)
+from hpuno_env.records import MAX_RECORD_BYTES, load_record, save_record
+
+from .games import AgentShelf, ArenaError, Game, ReplaySession, make_game
+
+STATIC = pathlib.Path(__file__).resolve().parent / "static"
+MAX_BODY_BYTES = 2 * 2**20  # a request body (an uploaded record is the biggest: a long match is a few hundred kB)
+MAX_GAMES = 200  # live games (played and watched) at once
+MAX_REPLAYS = 50
+IDLE_SECONDS = 30 * 60
+RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.json")
+PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
+RESULTS_NAME = re.compile(r"\.|[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 before the app reads it all."""
+
+    def __init__(self, app, limit: int):
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            return await self._refuse(scope, receive, send)
+        seen = 0
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise ArenaError(f"the request body is over {self.limit} bytes", 413)
+            return message
+
+        return await self.app(scope, counted, send)
+
+    async def _refuse(self, scope, receive, send):
+        response = JSONResponse({"error": f"the request body is over {self.limit} bytes"}, status_code=413)
+        await response(scope, receive, send)
+
+
+class Arena:
+    """The live games and replays, with their caps and idle expiry, and the folders of records and results."""
+
+    def __init__(self, records: str, results: str | None, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
+                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic):
+        self.records = pathlib.Path(records)
+        self.results = pathlib.Path(results) if results else None
+        self.max_games = max_games
+        self.idle_seconds = idle_seconds
+        self.allow_decks = allow_decks  # a stacked deck in POST /api/games (tests, demonstrations)
+        self.clock = clock
+        self.games: dict[str, Game] = {}
+        self.replays: dict[str, ReplaySession] = {}
+        self.shelf = AgentShelf()
+
+    def sweep(self) -> None:
+        """Drop games and replays idle for ``idle_seconds`` (a played game's record is saved first)."""
+        now = self.clock()
+        for game_id, game in list(self.games.items()):
+            if now - game.touched > self.idle_seconds:
+                self.save(game)
+                del self.games[game_id]
+        for replay_id, replay in list(self.replays.items()):
+            if now - replay.touched > self.idle_seconds:
+                del self.replays[replay_id]
+
+    def add_game(self, body: dict, person: bool) -> Game:
+        self.sweep()
+        if len(self.games) >= self.max_games:  # finished games make room first (a played one is saved already)
+            for game_id, _ in sorted(((i, g.touched) for i, g in self.games.items() if g.over), key=lambda item: item[1]):
+                del self.games[game_id]
+                if len(self.games) < self.max_games:
+                    break
+        if len(self.games) >= self.max_games:
+            raise ArenaError(f"the arena holds {self.max_games} live games already: try again later", 429)
+        known = {"players", "opponents", "rules", "seed", "deck"} if person else {"players", "agents", "rules", "seed"}
+        unknown = sorted(set(body) - known)
+        if unknown:
+            raise ArenaError(f"unknown field(s) {unknown}: a game takes {sorted(known)}")
+        deck = body.get("deck")
+        if deck is not None and not self.allow_decks:
+            raise ArenaError("deck: this arena does not take stacked decks (start it with --allow-decks)", 403)
+        names = body.get("opponents", ["heuristic"]) if person else body.get("agents", ["heuristic"])
+        game = make_game(self.shelf, body.get("players", 2), names, body.get("rules"), body.get("seed"), person, deck)
+        game.touched = self.clock()
+        self.games[game.game_id] = game
+        if game.over:
+            self.save(game)
+        return game
+
+    def game(self, game_id: str, authorization: str | None) -> Game:
+        game = self.games.get(game_id)
+        if game is None:
+            raise ArenaError(f"no live game {game_id[:40]!r} (unknown, or dropped after {self.idle_seconds:.0f} s idle)", 404)
+        check_secret(game.token, authorization)
+        game.touched = self.clock()
+        return game
+
+    def replay(self, replay_id: str, authorization: str | None) -> ReplaySession:
+        replay = self.replays.get(replay_id)
+        if replay is None:
+            raise ArenaError(f"no replay {replay_id[:40]!r} (unknown, or dropped after {self.idle_seconds:.0f} s idle)", 404)
+        check_secret(replay.token, authorization)
+        replay.touched = self.clock()
+        return replay
+
+    def add_replay(self, record, name: str) -> ReplaySession:
+        self.sweep()
+        if len(self.replays) >= MAX_REPLAYS:
+            raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
+        replay = ReplaySession(record, name)
+        replay.touched = self.clock()
+        self.replays[replay.replay_id] = replay
+        return replay
+
+    def save(self, game: Game) -> None:
+        """A played game's record into the records folder (once; never for a game nobody moved in)."""
+        if game.person is None or game.record_file is not None:
+            return
+        record = game.record()
+        if record["outcome"] == "unfinished" and not any(r["decisions"] for r in record["rounds"]):
+            return
+        name = time.strftime("arena-%Y%m%d-%H%M%S-") + game.game_id + ".json"
+        save_record(record, self.records / name)
+        game.record_file = name
+
+    def record_files(self) -> list[str]:
+        if not self.records.is_dir():
+            return []
+        return sorted((p.name for p in self.records.iterdir() if p.is_file() and RECORD_NAME.fullmatch(p.name)), reverse=True)
+
+    def results_folder(self, name: str) -> pathlib.Path:
+        if self.results is None:
+            raise ArenaError("no --results folder was given to this arena", 404)
+        if not RESULTS_NAME.fullmatch(name):
+            raise ArenaError(f"no results {name[:60]!r}", 404)
+        folder = self.results / name
+        if not (folder / "results.json").is_file():
+            raise ArenaError(f"no results.json in {name!r}", 404)
+        return folder
+
+    def result_sets(self) -> list[str]:
+        """The folder itself and its subfolders that hold a tournament's results.json."""
+        if self.results is None or not self.results.is_dir():
+            return []
+        found = ["."] if (self.results / "results.json").is_file() else []
+        return found + sorted(p.name for p in self.results.iterdir()
+                              if RESULTS_NAME.fullmatch(p.name) and (p / "results.json").is_file())
+
+
+def check_secret(token: str, authorization: str | None) -> None:
+    if not authorization:
+        raise ArenaError("this needs the game's secret: send the header Authorization: Bearer SECRET", 401)
+    scheme, _, given = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise ArenaError("wrong secret for this game", 403)
+
+
+async def read_body(request: Request) -> dict:
+    """The request's JSON object, read with the project's bounded JSON reader (depth, huge numbers: 400)."""
+    data = await request.body()
+    try:
+        body = parse_json(data, "the request body")
+    except ValueError as error:
+        raise ArenaError(str(error)) from None
+    if not isinstance(body, dict):
+        raise ArenaError(f"the request body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def rules_catalogue() -> dict:
+    """Every rules option with its default (and its choices where it has a few), for the page's form."""
+    choices = {"uno_catch": UNO_CATCH_MODES, "gryffindor_color": COLORS, "scoring": SCORING_MODES, "episode": EPISODE_MODES,
+               "reward": REWARD_MODES, "deck": DECKS, "stacking": STACKING_MODES}
+    return {"defaults": RulesOptions().as_dict(), "choices": {name: list(values) for name, values in choices.items()},
+            "house_rules": list(HOUSE_RULE_OPTIONS)}
+
+
+def create_app(records: str = "runs/arena", results: str | None = None, max_games: int = MAX_GAMES,
+               idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
+               clock: Callable[[], float] = time.monotonic) -> FastAPI:
+    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock)
+    app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.arena = arena
+
+    @app.exception_handler(ArenaError)
+    async def refused(request: Request, error: ArenaError):
+        return JSONResponse({"error": str(error)}, status_code=error.status)
+
+    add_game_routes(app, arena)
+    add_replay_routes(app, arena)
+    add_leaderboard_routes(app, arena)
+
+    @app.get("/")
+    async def page():
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(BodyLimit, limit=max_body)
+    return app
+
+
+def add_game_routes(app: FastAPI, arena: Arena) -> None:
+    @app.get("/api/catalogue")
+    async def catalogue():
+        return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS),
+                "cards": list(CARD_LABELS), "records": arena.record_files(), "results": arena.result_sets()}
+
+    @app.post("/api/games")
+    async def new_game(request: Request):
+        game = arena.add_game(await read_body(request), person=True)
+        return {"game": game.game_id, "seat": game.person, "token": game.token}
+
+    @app.get("/api/games/{game_id}")
+    async def game_view(game_id: str, request: Request):
+        game = arena.game(game_id, request.headers.get("authorization"))
+        return game.seat_view() if game.person is not None else game.spectator_view()
+
+    @app.post("/api/games/{game_id}/actions")
+    async def act(game_id: str, request: Request):
+        game = arena.game(game_id, request.headers.get("authorization"))
+        body = await read_body(request)
+        if set(body) != {"action"}:
+            raise ArenaError(f"the body must be {{\"action\": LABEL}}, got the field(s) {sorted(body)}")
+        game.person_acts(body["action"])
+        if game.over:
+            arena.save(game)
+        return game.seat_view()
+
+    @app.post("/api/watch")
+    async def new_watch(request: Request):
+        game = arena.add_game(await read_body(request), person=False)
+        return {"game": game.game_id, "token": game.token}
+
+    @app.post("/api/games/{game_id}/step")
+    async def step(game_id: str, request: Request):
+        game = arena.game(game_id, request.headers.get("authorization"))
+        if game.person is not None:
+            raise ArenaError("a person plays in this game: only a game of agents is stepped", 409)
+        game.step_agent()
+        return game.spectator_view()
+
+
+def add_replay_routes(app: FastAPI, arena: Arena) -> None:
+    @app.post("/api/replays")
+    async def new_replay(request: Request):
+        """A record to replay: uploaded (the body is the record) or ``{"file": NAME}`` from the records folder."""
+        body = await read_body(request)
+        if set(body) == {"file"}:
+            name = body["file"]
+            if not isinstance(name, str) or not RECORD_NAME.fullmatch(name) or name not in arena.record_files():
+                raise ArenaError(f"no record {str(name)[:80]!r} in the records folder", 404)
+            try:
+                record = load_record(arena.records / name)
+            except ValueError as error:
+                raise ArenaError(str(error)) from None
+        else:
+            record, name = body, "uploaded record"
+        replay = arena.add_replay(record, name)
+        return {"replay": replay.replay_id, "token": replay.token, **replay.outline()}
+
+    @app.get("/api/replays/{replay_id}/frames/{index}")
+    async def frame(replay_id: str, index: int, request: Request, viewer: str = "spectator"):
+        replay = arena.replay(replay_id, request.headers.get("authorization"))
+        if viewer == "spectator":
+            seat = None
+        elif viewer.isdigit():
+            seat = int(viewer)
+        else:
+            raise ArenaError(f"viewer must be a seat number or 'spectator', got {viewer[:40]!r}")
+        return replay.frame(index, seat)
+
+
+def add_leaderboard_routes(app: FastAPI, arena: Arena) -> None:
+    @app.get("/api/results/{name}")
+    async def results(name: str):
+        folder = arena.results_folder(name)
+        try:
+            data = parse_json((folder / "results.json").read_bytes()[: MAX_RECORD_BYTES], "results.json")
+        except (OSError, ValueError) as error:
+            raise ArenaError(f"results.json of {name!r} cannot be read: {error}", 422) from None
+        if not isinstance(data, dict) or "ranking" not in data:
+            raise ArenaError(f"results.json of {name!r} is not a tournament's results", 422)
+        plots = sorted(p.name for p in folder.iterdir() if PLOT_NAME.fullmatch(p.name))
+        return {"name": name, "results": data, "plots": plots}
+
+    @app.get("/api/results/{name}/plots/{plot}")
+    async def plot(name: str, plot: str):
+        folder = arena.results_folder(name)
+        if not PLOT_NAME.fullmatch(plot) or not (folder / plot).is_file():
+            raise ArenaError(f"no plot {plot[:60]!r}", 404)
+        return FileResponse(folder / plot, media_type="image/png")

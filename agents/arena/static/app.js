@@ -1,0 +1,387 @@
+// The arena's page: four views (play, watch, replay, leaderboard) over the JSON API of agents/arena/server.py.
+"use strict";
+
+// renders counts the tables drawn: a script (or a test) driving the page waits for the next one after a click
+const state = { catalogue: null, play: null, watch: null, watchTimer: null, replay: null, renders: 0 };
+
+async function api(method, path, body, token) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
+  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  return data;
+}
+
+function showError(error) {
+  const box = document.getElementById("error");
+  box.hidden = !error;
+  box.textContent = error ? String(error.message || error) : "";
+}
+
+async function guarded(work) {
+  try {
+    showError(null);
+    return await work();
+  } catch (error) {
+    showError(error);
+  }
+}
+
+// ------------------------------------------------------------------ pages
+
+function showPage() {
+  const page = (location.hash || "#play").slice(1).split("/")[0];
+  for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.page === page);
+  if (page === "leaderboard") loadLeaderboard();
+  if (page === "replay") fillRecordList();
+}
+
+function fillPlayers(select, fallback) {
+  for (let n = 2; n <= 10; n++) select.append(el("option", { value: n, text: String(n), selected: n === fallback }));
+}
+
+// Every rules option: a checkbox, a choice or a number, with a JSON box for anything else.
+function buildRules(fieldset) {
+  const { defaults, choices, house_rules: house } = state.catalogue.rules;
+  fieldset.append(el("legend", { text: "Rules (house rules marked *)" }));
+  for (const [name, value] of Object.entries(defaults)) {
+    const title = house.includes(name) ? `${name}*` : name;
+    let input;
+    if (typeof value === "boolean") input = el("input", { type: "checkbox", checked: value });
+    else if (choices[name]) {
+      input = el("select", {}, choices[name].map((c) => el("option", { value: c, text: c, selected: c === value })));
+    } else input = el("input", { type: "number", value: String(value), min: "0", style: "width: 6rem" });
+    input.dataset.option = name;
+    fieldset.append(el("label", {}, [`${title} `, input]));
+  }
+  fieldset.append(el("label", {}, ["more options (JSON) ", el("textarea", { "data-json": "1", placeholder: '{"uno_penalty": 4}' })]));
+}
+
+function readRules(fieldset) {
+  const { defaults } = state.catalogue.rules;
+  const rules = {};
+  for (const input of fieldset.querySelectorAll("[data-option]")) {
+    const name = input.dataset.option;
+    const value = input.type === "checkbox" ? input.checked : input.type === "number" ? Number(input.value) : input.value;
+    if (value !== defaults[name]) rules[name] = value;
+  }
+  const extra = fieldset.querySelector("[data-json]").value.trim();
+  if (extra) Object.assign(rules, JSON.parse(extra));
+  return rules;
+}
+
+function readSetup(form, namesField) {
+  const names = form.querySelector(namesField).value.split(",").map((s) => s.trim()).filter(Boolean);
+  const seedText = form.querySelector("[name=seed]").value;
+  return {
+    players: Number(form.querySelector("[name=players]").value),
+    names,
+    rules: readRules(form.querySelector("fieldset.rules")),
+    seed: seedText === "" ? null : Number(seedText),
+  };
+}
+
+// ------------------------------------------------------------------ play
+
+async function startGame(event) {
+  event.preventDefault();
+  await guarded(async () => {
+    const setup = readSetup(event.target, "[name=opponents]");
+    const created = await api("POST", "/api/games", { players: setup.players, opponents: setup.names, rules: setup.rules, seed: setup.seed });
+    sessionStorage.setItem("hpuno-game", JSON.stringify(created));
+    await resumeGame();
+  });
+}
+
+async function resumeGame() {
+  const saved = JSON.parse(sessionStorage.getItem("hpuno-game") || "null");
+  if (!saved) return;
+  try {
+    state.play = { ...saved, view: await api("GET", `/api/games/${saved.game}`, undefined, saved.token), busy: false };
+  } catch (error) {
+    sessionStorage.removeItem("hpuno-game"); // dropped after being idle, or the server restarted
+    return;
+  }
+  renderPlay();
+}
+
+async function playAction(label) {
+  const play = state.play;
+  if (!play || play.busy) return;
+  play.busy = true;
+  await guarded(async () => {
+    play.view = await api("POST", `/api/games/${play.game}/actions`, { action: label }, play.token);
+  });
+  play.busy = false;
+  renderPlay();
+}
+
+function playStatus(view) {
+  if (view.over) {
+    const who = view.winner === view.you ? "You won!" : view.winner ? `${view.winner} won.` : "No winner (cut short).";
+    return `Game over: ${who}${view.record ? " Saved as " + view.record : ""}`;
+  }
+  const hints = {
+    play: "play a matching card, or draw", drawn: "play the card you drew, or keep it", color: "name the colour",
+    target: view.top.endsWith(":7") ? "choose whom to swap hands with" : "send the Sorting Hat's draw to someone",
+    challenge: "a Wild Draw Four was played on you: challenge it or accept", catch: "someone has one card and did not call UNO",
+    stack: `stack a draw card, or accept ${view.pending_draw}`, jump: "jump in with the twin of the card just played, or pass",
+  };
+  return `Your turn: ${hints[view.phase] || view.phase}`;
+}
+
+function renderPlay() {
+  const view = state.play.view;
+  const table = document.getElementById("play-table");
+  table.hidden = false;
+  table.replaceChildren();
+  table.dataset.over = String(view.over);
+  table.dataset.phase = view.phase;
+  table.dataset.renders = String(++state.renders);
+  table.append(el("div", { className: "status", id: "play-status", text: playStatus(view) }));
+  if (view.warnings.length) table.append(el("div", { className: "shown", text: view.warnings.join(" ") }));
+  table.append(tableElement(view, { prefix: "play" }));
+  const legal = new Set(view.legal);
+  const handActions = new Set();
+  const hand = el("div", { className: "hand", id: "play-hand" }, view.hand.map((card) => {
+    const action = legal.has(`play:${card}`) ? `play:${card}` : null;
+    if (action) handActions.add(action);
+    const node = cardElement(card, { action });
+    if (!action && view.legal.length) node.classList.add("dim");
+    return node;
+  }));
+  const buttons = el("div", { className: "actions", id: "play-actions" }, view.legal.filter((a) => !handActions.has(a)).map((label) =>
+    el("button", { type: "button", "data-action": label, className: label.startsWith("color:") ? label.slice(6) : "", text: actionText(label, view) })));
+  table.append(el("h3", { text: "Your hand" }), hand, buttons);
+  table.append(linesElement(view.over ? "How it ended" : "Since your last turn", view.events, "play-events"));
+  table.append(linesElement("Game so far", view.history.slice().reverse(), "play-history"));
+  if (view.over) {
+    table.append(el("button", { type: "button", id: "play-again", text: "New game" }));
+    table.querySelector("#play-again").addEventListener("click", () => {
+      sessionStorage.removeItem("hpuno-game");
+      table.hidden = true;
+      document.getElementById("play-form").hidden = false;
+    });
+  }
+  document.getElementById("play-form").hidden = !view.over;
+}
+
+// ------------------------------------------------------------------ watch
+
+async function startWatch(event) {
+  event.preventDefault();
+  stopWatch();
+  await guarded(async () => {
+    const setup = readSetup(event.target, "[name=agents]");
+    const created = await api("POST", "/api/watch", { players: setup.players, agents: setup.names, rules: setup.rules, seed: setup.seed });
+    state.watch = { ...created, view: await api("GET", `/api/games/${created.game}`, undefined, created.token) };
+    document.getElementById("watch-controls").hidden = false;
+    renderWatch();
+  });
+}
+
+async function watchStep() {
+  const watch = state.watch;
+  if (!watch || watch.view.over || watch.busy) return stopWatch();
+  watch.busy = true;
+  await guarded(async () => {
+    watch.view = await api("POST", `/api/games/${watch.game}/step`, {}, watch.token);
+  });
+  watch.busy = false;
+  renderWatch();
+}
+
+function stopWatch() {
+  clearInterval(state.watchTimer);
+  state.watchTimer = null;
+  document.getElementById("watch-run").textContent = "Play";
+}
+
+function toggleWatch() {
+  if (state.watchTimer) return stopWatch();
+  state.watchTimer = setInterval(watchStep, Number(document.getElementById("watch-speed").value));
+  document.getElementById("watch-run").textContent = "Pause";
+}
+
+function probabilitiesElement(move) {
+  if (!move) return null;
+  const box = el("div", { className: "probabilities", id: "watch-move" },
+    [el("h3", { text: `${move.player} (${move.agent}) chose ${move.action}` })]);
+  if (!move.probabilities) return box;
+  const ordered = Object.entries(move.probabilities).sort((a, b) => b[1] - a[1]);
+  for (const [label, p] of ordered) {
+    box.append(el("div", { className: `probability${label === move.action ? " chosen" : ""}`, "data-probability": label }, [
+      el("span", { text: `${label} ${(100 * p).toFixed(1)}%`, style: "width: 12rem" }),
+      el("div", { className: "bar", style: `width: ${Math.max(1, Math.round(300 * p))}px` }),
+    ]));
+  }
+  return box;
+}
+
+function renderWatch() {
+  const view = state.watch.view;
+  const table = document.getElementById("watch-table");
+  table.hidden = false;
+  table.dataset.over = String(view.over);
+  table.dataset.renders = String(++state.renders);
+  const status = view.over ? `Game over: ${view.winner || "no one"} won.` : `${view.current} (${view.names[view.players.indexOf(view.current)]}) to act: ${view.phase}`;
+  table.replaceChildren(el("div", { className: "status", id: "watch-status", text: status }), tableElement(view, { prefix: "watch" }),
+    probabilitiesElement(view.last_move), linesElement("Game so far", view.history.slice().reverse(), "watch-history"));
+  if (view.over) stopWatch();
+}
+
+// ------------------------------------------------------------------ replay
+
+async function fillRecordList() {
+  await guarded(async () => {
+    const catalogue = await api("GET", "/api/catalogue");
+    const select = document.getElementById("replay-files");
+    select.replaceChildren(...catalogue.records.map((name) => el("option", { value: name, text: name })));
+  });
+}
+
+async function openReplay(body) {
+  await guarded(async () => {
+    const opened = await api("POST", "/api/replays", body);
+    state.replay = { ...opened, index: 0, viewer: "spectator" };
+    const jump = document.getElementById("replay-jump");
+    jump.replaceChildren(...opened.decisions.map(([round, number, seat, action], index) => el("option", {
+      value: index, text: seat === null ? `round ${round}: the deal` : `${index}. r${round} #${number} ${opened.players[seat]}: ${action}`,
+    })));
+    const viewer = document.getElementById("replay-viewer");
+    viewer.replaceChildren(el("option", { value: "spectator", text: "spectator (every hand)" }),
+      ...opened.players.map((agent, seat) => el("option", { value: String(seat), text: agent })));
+    document.getElementById("replay-controls").hidden = false;
+    await showFrame(0);
+  });
+}
+
+async function uploadReplay(event) {
+  const file = event.target.files[0];
+  if (!file) return;
+  if (file.size > 2 * 1024 * 1024) return showError(new Error(`${file.name} is over 2 MB: too big for a record`));
+  const text = await file.text();
+  let record;
+  try {
+    record = JSON.parse(text);
+  } catch (error) {
+    return showError(new Error(`${file.name} is not JSON: ${error.message}`));
+  }
+  await openReplay(record);
+}
+
+async function showFrame(index) {
+  const replay = state.replay;
+  if (!replay) return;
+  index = Math.max(0, Math.min(replay.frames - 1, index));
+  await guarded(async () => {
+    const view = await api("GET", `/api/replays/${replay.replay}/frames/${index}?viewer=${replay.viewer}`, undefined, replay.token);
+    replay.index = index;
+    document.getElementById("replay-jump").value = String(index);
+    document.getElementById("replay-position").textContent = `${index} / ${replay.frames - 1}`;
+    const table = document.getElementById("replay-table");
+    table.hidden = false;
+    table.dataset.index = String(index);
+    const parts = [el("div", { className: "status", id: "replay-title", text: view.title }), tableElement(view, { prefix: "replay" })];
+    if (view.hand) parts.push(el("h3", { text: `${view.you}'s hand` }), el("div", { className: "hand" }, view.hand.map((c) => cardElement(c))));
+    parts.push(linesElement("This step", view.events, "replay-events"), linesElement("Recent steps", view.history.slice().reverse(), "replay-history"));
+    table.replaceChildren(...parts);
+  });
+}
+
+// ------------------------------------------------------------------ leaderboard
+
+function interval(row) {
+  return `${row.win_rate.toFixed(3)} [${row.low.toFixed(3)}, ${row.high.toFixed(3)}]`;
+}
+
+function rankingTable(ranking) {
+  const head = ["rank", "agent", "rating μ ± σ", "ordinal (μ − 3σ)", "win rate per seat [95%]", "fair share", "mean points", "seat-rounds"];
+  return el("table", { className: "board", id: "ranking" }, [
+    el("tr", {}, head.map((h) => el("th", { text: h }))),
+    ...ranking.map((row) => el("tr", { "data-agent": row.agent }, [row.rank, row.agent, `${row.mu.toFixed(2)} ± ${row.sigma.toFixed(2)}`,
+      row.ordinal.toFixed(2), interval(row), row.fair_share.toFixed(3), row.mean_points.toFixed(1), row.seat_rounds]
+      .map((cell) => el("td", { text: String(cell) })))),
+  ]);
+}
+
+function pairwiseTable(pairwise) {
+  const agents = pairwise.agents;
+  return el("table", { className: "board", id: "pairwise" }, [
+    el("tr", {}, [el("th", { text: "win rate of row against column [95%]" }), ...agents.map((a) => el("th", { text: a }))]),
+    ...agents.map((agent, i) => el("tr", {}, [el("td", { text: agent }), ...agents.map((_, j) => el("td", {
+      text: pairwise.win_rate[i][j] === null ? "—" : interval({ win_rate: pairwise.win_rate[i][j], low: pairwise.low[i][j], high: pairwise.high[i][j] }),
+    }))])),
+  ]);
+}
+
+async function loadLeaderboard() {
+  await guarded(async () => {
+    const select = document.getElementById("results-sets");
+    if (!select.options.length) {
+      const catalogue = await api("GET", "/api/catalogue");
+      select.replaceChildren(...catalogue.results.map((name) => el("option", { value: name, text: name === "." ? "(the results folder)" : name })));
+    }
+    const board = document.getElementById("leaderboard");
+    if (!select.value) return board.replaceChildren(el("p", { text: "No results: start the arena with --results DIR (a tournament's --out folder)." }));
+    const name = select.value;
+    const data = await api("GET", `/api/results/${encodeURIComponent(name)}`);
+    const config = data.results.config || {};
+    board.replaceChildren(
+      el("p", { text: `${(config.agents || []).join(", ")} · ${config.num_players} players · ${config.rounds_per_table} ${config.unit || "round"}s per table · seed ${config.seed}` }),
+      rankingTable(data.results.ranking),
+      data.results.pairwise ? pairwiseTable(data.results.pairwise) : null,
+      el("div", { className: "plots" }, data.plots.map((plot) => el("img", { src: `/api/results/${encodeURIComponent(name)}/plots/${plot}`, alt: plot }))),
+    );
+  });
+}
+
+// ------------------------------------------------------------------ start
+
+function wire() {
+  document.getElementById("play-form").addEventListener("submit", startGame);
+  document.getElementById("play-table").addEventListener("click", (event) => {
+    const target = event.target.closest("[data-action]");
+    if (target) playAction(target.dataset.action);
+  });
+  document.getElementById("watch-form").addEventListener("submit", startWatch);
+  document.getElementById("watch-run").addEventListener("click", toggleWatch);
+  document.getElementById("watch-step").addEventListener("click", watchStep);
+  const speed = document.getElementById("watch-speed");
+  const speedText = () => { document.getElementById("watch-speed-text").textContent = `${speed.value} ms a move`; };
+  speed.addEventListener("input", () => { speedText(); if (state.watchTimer) { stopWatch(); toggleWatch(); } });
+  speedText();
+  document.getElementById("replay-open").addEventListener("click", () => openReplay({ file: document.getElementById("replay-files").value }));
+  document.getElementById("replay-upload").addEventListener("change", uploadReplay);
+  const step = (delta) => () => showFrame(state.replay.index + delta);
+  document.getElementById("replay-first").addEventListener("click", () => showFrame(0));
+  document.getElementById("replay-back").addEventListener("click", step(-1));
+  document.getElementById("replay-forward").addEventListener("click", step(1));
+  document.getElementById("replay-last").addEventListener("click", () => showFrame(state.replay.frames - 1));
+  document.getElementById("replay-jump").addEventListener("change", (event) => showFrame(Number(event.target.value)));
+  document.getElementById("replay-viewer").addEventListener("change", (event) => {
+    state.replay.viewer = event.target.value;
+    showFrame(state.replay.index);
+  });
+  document.getElementById("results-sets").addEventListener("change", loadLeaderboard);
+  window.addEventListener("hashchange", showPage);
+}
+
+async function main() {
+  wire();
+  await guarded(async () => {
+    state.catalogue = await api("GET", "/api/catalogue");
+    document.getElementById("agent-names").replaceChildren(...state.catalogue.agents.map((name) => el("option", { value: name })));
+    fillPlayers(document.getElementById("play-players"), 2);
+    fillPlayers(document.getElementById("watch-players"), 4);
+    for (const fieldset of document.querySelectorAll("fieldset.rules")) buildRules(fieldset);
+  });
+  showPage();
+  await resumeGame();
+  document.body.dataset.ready = "true";
+}
+
+main();

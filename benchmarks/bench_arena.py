@@ -1,0 +1,152 @@
+"""How fast the arena answers a move, and whether one core holds 100 games at once.
+
+    python benchmarks/bench_arena.py                     # 20 sequential games, then 100 concurrent ones
+    python benchmarks/bench_arena.py --games 5 --concurrent 20
+
+Starts ``python -m agents.arena`` on a free port of 127.0.0.1, pinned to one
+CPU core (``os.sched_setaffinity``, where the system has it), and talks to it
+over HTTP as the page does (httpx). A move's latency is the time of one
+``POST /api/games/ID/actions`` as the client sees it, the agents' replies up
+to the person's next decision included. The person plays the first legal
+action of the view. Two runs:
+
+1. *one game at a time*: ``--games`` 4-player games against three ``ppo_4p``
+   (trained) opponents, one after another;
+2. *concurrent*: ``--concurrent`` such games created first (all live at
+   once), then every game's person moves at the same time (one asyncio task
+   per game), each to its game's end; reported: the move latency under that
+   load, the moves answered per second, the failures (none expected) and the
+   server's resident memory with every game live.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import httpx
+
+PLAYERS = 4
+OPPONENT = "ppo_4p"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(port: int, records: str, max_games: int) -> subprocess.Popen:
+    def one_core():
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+    command = [sys.executable, "-m", "agents.arena", "--port", str(port), "--records", records, "--max-games", str(max_games)]
+    server = subprocess.Popen(command, preexec_fn=one_core, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/api/catalogue", timeout=2).raise_for_status()
+            return server
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    server.kill()
+    raise RuntimeError("the arena did not start")
+
+
+def resident_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+async def new_game(client: httpx.AsyncClient, seed: int) -> tuple[str, dict, dict]:
+    response = await client.post("/api/games", json={"players": PLAYERS, "opponents": [OPPONENT], "seed": seed})
+    response.raise_for_status()
+    created = response.json()
+    headers = {"Authorization": f"Bearer {created['token']}"}
+    view = (await client.get(f"/api/games/{created['game']}", headers=headers)).json()
+    return created["game"], headers, view
+
+
+async def play_out(client: httpx.AsyncClient, game: str, headers: dict, view: dict, latencies: list[float]) -> int:
+    """Move the person until the game ends; returns the failed requests."""
+    failures = 0
+    while not view["over"]:
+        started = time.perf_counter()
+        response = await client.post(f"/api/games/{game}/actions", json={"action": view["legal"][0]}, headers=headers)
+        latencies.append(time.perf_counter() - started)
+        if response.status_code != 200:
+            return failures + 1
+        view = response.json()
+    return failures
+
+
+def summary(latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"median {1000 * statistics.median(ordered):.1f} ms, p95 {1000 * p95:.1f} ms over {len(ordered)} moves"
+
+
+async def sequential(base: str, games: int) -> list[float]:
+    latencies: list[float] = []
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        for seed in range(games):
+            await play_out(client, *await new_game(client, seed), latencies)
+    return latencies
+
+
+async def concurrent(base: str, count: int, pid: int) -> dict:
+    latencies: list[float] = []
+    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
+    async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits) as client:
+        games = [await new_game(client, 1000 + seed) for seed in range(count)]
+        memory = resident_mb(pid)
+        started = time.perf_counter()
+        failures = await asyncio.gather(*(play_out(client, *game, latencies) for game in games))
+        seconds = time.perf_counter() - started
+    return {"latencies": latencies, "failures": sum(failures), "seconds": seconds, "memory": memory}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="games played one at a time (default 20)")
+    parser.add_argument("--concurrent", type=int, default=100, help="games live and played at once (default 100)")
+    args = parser.parse_args(argv)
+    port = free_port()
+    with tempfile.TemporaryDirectory() as records:
+        server = start_server(port, records, max_games=args.concurrent + 10)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            idle = resident_mb(server.pid)
+            one = asyncio.run(sequential(base, args.games))
+            many = asyncio.run(concurrent(base, args.concurrent, server.pid))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    moves = len(many["latencies"])
+    print(f"arena move latency, {PLAYERS} players against {OPPONENT}, the server on one core "
+          f"({platform.processor() or platform.machine()}, Python {platform.python_version()})")
+    print(f"- one game at a time ({args.games} games): {summary(one)}")
+    print(f"- {args.concurrent} games at once: {summary(many['latencies'])}; {moves / many['seconds']:.0f} moves/s; "
+          f"{many['failures']} failed requests")
+    print(f"- server memory: {idle:.0f} MB started, {many['memory']:.0f} MB with {args.concurrent} live games "
+          f"({(many['memory'] - idle) / args.concurrent:.2f} MB a game)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

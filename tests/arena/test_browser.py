@@ -1,0 +1,191 @@
+"""The arena's page in headless Chromium against a real uvicorn server on a free port of 127.0.0.1: a game played
+by clicks to its end, a watched game, a replay stepped both ways, the leaderboard of a real small tournament.
+
+Debian's chromium drives it through Playwright's Python package (``executable_path``: no browser download);
+without chromium these tests skip, saying so. With ``HPUNO_ARENA_SCREENSHOTS=DIR`` each test leaves a
+screenshot of its page in DIR (docs/arena/ holds the documentation's)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import uvicorn
+from arena_helpers import choose, play_through
+from starlette.testclient import TestClient
+
+from agents.arena import create_app
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright's Python package (the dev extra)")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (apt-get install chromium): the browser tests skip")
+SCREENSHOTS = os.environ.get("HPUNO_ARENA_SCREENSHOTS")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp("arena")
+    return {"records": root / "records", "results": root / "results"}
+
+
+@pytest.fixture(scope="module")
+def server(folders):
+    port = free_port()
+    app = create_app(records=str(folders["records"]), results=str(folders["results"]))
+    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uvicorn_server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    uvicorn_server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+    assert errors == []
+
+
+def open_page(page, server, name: str) -> None:
+    page.goto(f"{server}/#{name}")
+    page.wait_for_selector("body[data-ready=true]")
+
+
+def screenshot(page, name: str) -> None:
+    if SCREENSHOTS:
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        page.screenshot(path=os.path.join(SCREENSHOTS, f"{name}.png"), full_page=True)
+
+
+def seed_with_every_kind_of_decision(records) -> tuple[int, list[str]]:
+    """A 3-player seed against the heuristic in which the test person names a colour, sends a Sorting Hat
+    and challenges a Wild Draw Four (found through the API, so a change of the rules or agents finds another)."""
+    with TestClient(create_app(records=str(records))) as client:
+        for seed in range(200):
+            created = client.post("/api/games", json={"players": 3, "opponents": ["heuristic"], "seed": seed}).json()
+            _, phases = play_through(client, created)
+            if {"color", "target", "challenge"} <= set(phases) and len(phases) < 40:
+                return seed, phases
+    raise AssertionError("no seed in 0..199 gives a colour choice, a Sorting Hat target and a challenge")
+
+
+def test_a_game_played_by_clicks_to_its_end(page, server, folders, tmp_path):
+    seed, expected_phases = seed_with_every_kind_of_decision(tmp_path / "search")
+    open_page(page, server, "play")
+    page.select_option("#play-players", "3")
+    page.fill("#play-opponents", "heuristic")
+    page.fill("#play-seed", str(seed))
+    page.click("#play-start")
+    page.wait_for_selector("#play-table[data-renders]")
+    phases, saw_hat = [], False
+    while page.get_attribute("#play-table", "data-over") != "true":
+        assert len(phases) < 200
+        renders = int(page.get_attribute("#play-table", "data-renders"))
+        phases.append(page.get_attribute("#play-table", "data-phase"))
+        saw_hat |= page.locator("#play-hand .card.sorting_hat svg.hat").count() > 0
+        if phases[-1] == "target" and phases.count("target") == 1:  # the Sorting Hat's target buttons
+            screenshot(page, "play")
+        offered = page.eval_on_selector_all("#play-table [data-action]", "nodes => nodes.map(n => n.dataset.action)")
+        page.locator(f'#play-table [data-action="{choose(offered)}"]').first.click()
+        page.wait_for_selector(f'#play-table:not([data-renders="{renders}"])')
+    assert phases == expected_phases and saw_hat
+    assert page.inner_text("#play-status").startswith("Game over")
+    assert page.locator("#play-events li").count() > 0
+    saved = list(folders["records"].iterdir())
+    assert len(saved) == 1 and saved[0].name in page.inner_text("#play-status")
+    screenshot(page, "play-over")
+
+
+def test_a_watched_game_steps_and_runs_to_its_end(page, server):
+    open_page(page, server, "watch")
+    page.select_option("#watch-players", "2")
+    page.fill("#watch-agents", "ppo_2p,heuristic")
+    page.fill("#watch-seed", "4")
+    page.click("#watch-start")
+    page.wait_for_selector("#watch-table[data-renders]")
+    assert page.locator("#watch-table .seat .mini-hand").count() == 2  # the spectator sees both hands
+    for _ in range(4):
+        renders = page.get_attribute("#watch-table", "data-renders")
+        page.click("#watch-step")
+        page.wait_for_selector(f'#watch-table:not([data-renders="{renders}"])')
+        if "ppo_2p" in page.inner_text("#watch-move h3"):
+            assert page.locator("#watch-move [data-probability]").count() >= 1
+            screenshot(page, "watch")
+    page.fill("#watch-speed", "50")
+    page.dispatch_event("#watch-speed", "input")
+    page.click("#watch-run")
+    page.wait_for_selector('#watch-table[data-over="true"]', timeout=60_000)
+    assert "Game over" in page.inner_text("#watch-status")
+
+
+def test_a_replay_steps_back_and_forth_and_changes_viewer(page, server, folders):
+    with TestClient(create_app(records=str(folders["records"]))) as client:  # a record to replay, in the server's folder
+        created = client.post("/api/games", json={"players": 2, "opponents": ["heuristic"], "seed": 3}).json()
+        view, _ = play_through(client, created)
+    open_page(page, server, "replay")
+    page.wait_for_selector(f'#replay-files option[value="{view["record"]}"]', state="attached")
+    page.select_option("#replay-files", view["record"])
+    page.click("#replay-open")
+    page.wait_for_selector('#replay-table[data-index="0"]')
+    assert "the deal" in page.inner_text("#replay-title")
+    for button, index in (("#replay-forward", 1), ("#replay-forward", 2), ("#replay-forward", 3), ("#replay-back", 2)):
+        page.click(button)
+        page.wait_for_selector(f'#replay-table[data-index="{index}"]')
+    page.select_option("#replay-viewer", "1")
+    page.wait_for_selector("text=player_1's hand")
+    assert page.locator("#replay-table .seat .mini-hand").count() == 0  # a seat's view shows no other hand
+    last = page.locator("#replay-jump option").count() - 1
+    page.select_option("#replay-jump", str(last))
+    page.wait_for_selector(f'#replay-table[data-index="{last}"]')
+    assert "won the round" in page.inner_text("#replay-history")
+    page.select_option("#replay-viewer", "spectator")
+    page.wait_for_selector("#replay-table .seat .mini-hand")
+    screenshot(page, "replay")
+    page.set_input_files("#replay-upload", str(folders["records"] / view["record"]))
+    page.wait_for_selector('#replay-table[data-index="0"]')
+
+
+def test_the_leaderboard_of_a_real_small_tournament(page, server, folders):
+    out = folders["results"] / "heuristic-vs-random-play"
+    command = [sys.executable, "-m", "agents.evaluation.tournament", "heuristic", "random-play", "--players", "2",
+               "--rounds", "50", "--seed", "0", "--out", str(out), "--plot"]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    open_page(page, server, "leaderboard")
+    page.wait_for_selector("#ranking tr[data-agent=heuristic]")
+    ranking = page.inner_text("#ranking")
+    assert "random-play" in ranking and "±" in ranking and "[" in ranking
+    assert "[" in page.inner_text("#pairwise")
+    images = page.locator(".plots img")
+    assert images.count() == 2
+    page.wait_for_function("[...document.querySelectorAll('.plots img')].every(i => i.complete && i.naturalWidth > 0)")
+    screenshot(page, "leaderboard")
