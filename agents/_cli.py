@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
-import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -43,18 +41,6 @@ class _AppendToTuple(argparse.Action):
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """The description (a script's docstring) as written, and every option's default after its help."""
-
-
-def program_name(module: str, script: str | None = None) -> str:
-    """How a command names itself in its usage and errors: ``script`` (e.g. ``hpuno-train``) when run as that
-    installed console script, a file's name (``train.py``) when run as a Python file, else ``python -m module``."""
-    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    if script and invoked in (script, f"{script}.exe"):
-        return script
-    main = sys.modules.get("__main__")
-    if invoked.endswith(".py") and getattr(main, "__spec__", None) is None:  # python train.py, not python -m
-        return invoked
-    return f"python -m {module}"
 
 
 def exit_with_error(parser: argparse.ArgumentParser, problem: str) -> NoReturn:

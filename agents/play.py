@@ -45,7 +45,9 @@ from hpuno_env.render import describe_events, render_ansi
 from hpuno_env.replay import read_line, terminal_supports_color
 
 from .players import load
-from ._cli import parse_rules, program_name
+from hpuno_env._output import program_name
+
+from ._cli import parse_rules
 
 HUMAN = "human"
 RECORD_FOLDER = os.path.join("runs", "games")  # the default --record's folder (module docstring)
@@ -104,7 +106,7 @@ def load_player(name: str, num_players: int, seed: int | None, rules: dict):
 HANDOVER_LINES = 60  # blank lines that scroll one person's hand off the screen before the next person's turn
 
 
-class Table:
+class TerminalMatch:
     """One match between people at this terminal and agents, told as it goes."""
 
     def __init__(self, names: list[str], engine: VectorEngine, policies: dict, seed: int | None, out=None, ask=None):
@@ -355,7 +357,7 @@ def main(argv=None) -> int:
         problem = f"{path} already exists (a record is never overwritten: give another path)"
     if problem:  # found before the game, not after it
         parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
-    table = Table(names, engine, policies, args.seed)
+    table = TerminalMatch(names, engine, policies, args.seed)
     try:
         outcome = table.play()
     except KeyboardInterrupt:

@@ -1,4 +1,5 @@
-"""Checks that a command-line tool can write where it was told to, before it does any work.
+"""Checks that a command-line tool can write where it was told to, before it does any work; and the name it
+calls itself by in its usage and errors (``program_name``).
 
 A tool that plays for minutes and then fails on an unwritable ``--out`` loses the work;
 these checks run first, so such a path is a clean ``error:`` exit that changes nothing
@@ -9,6 +10,7 @@ file so that a crash never leaves half of it.
 from __future__ import annotations
 
 import os
+import sys
 import secrets
 import tempfile
 
@@ -60,3 +62,15 @@ def write_atomically(path: str, data: bytes) -> None:
         if os.path.exists(temporary):
             os.remove(temporary)
         raise
+
+
+def program_name(module: str, script: str | None = None) -> str:
+    """How a command names itself in its usage and errors: ``script`` (e.g. ``hpuno-train``) when run as that
+    installed console script, a file's name (``train.py``) when run as a Python file, else ``python -m module``."""
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if script and invoked in (script, f"{script}.exe"):
+        return script
+    main = sys.modules.get("__main__")
+    if invoked.endswith(".py") and getattr(main, "__spec__", None) is None:  # python train.py, not python -m
+        return invoked
+    return f"python -m {module}"

@@ -17,7 +17,7 @@ import os
 import sys
 from collections import deque
 
-from ._output import file_problem, folder_problem
+from ._output import file_problem, folder_problem, program_name
 from .records import Replay, load_record
 from .render import HISTORY_EVENTS, history_lines, render_ansi, render_rgb
 
@@ -78,7 +78,7 @@ def _frame_count(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m hpuno_env.replay",
+        prog=program_name("hpuno_env.replay", "hpuno-replay"),
         description="Step through a Harry Potter UNO game record (JSON from hpuno_env.records, "
         "agents.play or the tournament): one decision per Enter, q to stop.",
     )

@@ -236,6 +236,8 @@ def test_the_readmes_console_commands_are_the_packages():
 def _has_main(module: str) -> bool:
     spec = importlib.util.find_spec(module)
     assert spec is not None and spec.origin, module
+    if spec.submodule_search_locations:  # a package runs its __main__.py
+        return (pathlib.Path(spec.origin).parent / "__main__.py").is_file()
     source = pathlib.Path(spec.origin).read_text()
     return 'if __name__ == "__main__"' in source
 

@@ -886,7 +886,7 @@ def test_a_local_rllib_run_prints_none_of_the_noise_that_is_ours_to_silence(tmp_
 def test_a_hand_a_challenge_showed_says_when_it_was_shown_and_what_is_held_now():
     import io
 
-    from agents.play import HUMAN, Table
+    from agents.play import HUMAN, TerminalMatch
     from hpuno_env import ACTION_LABELS, VectorEngine
     from hpuno_env.scenarios import stacked_deck
 
@@ -902,7 +902,7 @@ def test_a_hand_a_challenge_showed_says_when_it_was_shown_and_what_is_held_now()
     engine = VectorEngine(1, 2, seed=0, auto_reset=False, episode="match")
     answers = iter(["challenge", "1", "1", "1", "1", "q"])
     out = io.StringIO()
-    table = Table([HUMAN, "bluffer"], engine, {1: Bluffer()}, seed=0, out=out, ask=lambda prompt: next(answers))
+    table = TerminalMatch([HUMAN, "bluffer"], engine, {1: Bluffer()}, seed=0, out=out, ask=lambda prompt: next(answers))
     table.play(options={"deck": stacked_deck(2, dealer=0, hands=hands, starter="red:5"), "dealer": 0})
     lines = [line for line in out.getvalue().splitlines() if line.startswith("player_1's hand, shown to you")]
     assert len(lines) >= 2  # shown again at the later prompts

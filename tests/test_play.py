@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-from agents.play import HANDOVER_LINES, HUMAN, Table, parse_answer, seat_names
+from agents.play import HANDOVER_LINES, HUMAN, TerminalMatch, parse_answer, seat_names
 from agents.play import main as play_main
 from hpuno_env import ACTION_LABELS, VectorEngine
 from hpuno_env.records import load_record, replay
@@ -162,7 +162,7 @@ def test_two_people_sharing_the_screen_get_a_handover_before_each_others_hand():
         return "q" if len(prompts) == 9 else ("" if "press Enter" in prompt else "1")
 
     out = io.StringIO()
-    table = Table([HUMAN, HUMAN], engine, {}, seed=3, out=out, ask=ask)
+    table = TerminalMatch([HUMAN, HUMAN], engine, {}, seed=3, out=out, ask=ask)
     assert table.play() == "quit"
     handovers = [prompt for prompt in prompts if "press Enter" in prompt]
     assert prompts[0] in handovers and len(handovers) >= 2  # the first person is asked to take the keyboard too
@@ -199,7 +199,7 @@ def test_a_challenge_shows_the_person_the_bluffers_hand():
     engine = VectorEngine(1, 2, seed=0, auto_reset=False, episode="match")
     answers = iter(["challenge", "q"])
     out = io.StringIO()
-    table = Table([HUMAN, "bluffer"], engine, {1: _Bluffer()}, seed=0, out=out, ask=lambda prompt: next(answers))
+    table = TerminalMatch([HUMAN, "bluffer"], engine, {1: _Bluffer()}, seed=0, out=out, ask=lambda prompt: next(answers))
     assert table.play(options={"deck": deck, "dealer": 0}) == "quit"
     text = out.getvalue()
     assert "player_1 played a Wild Draw Four on you: challenge it, or accept and draw 4" in text

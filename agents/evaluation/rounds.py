@@ -34,7 +34,7 @@ from hpuno_env import VectorEngine
 from hpuno_env._checks import check_int_array, check_positive_int, check_seed
 from hpuno_env.cards import ACTION_LABELS, CARD_POINTS
 from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
-from hpuno_env.vector_env import illegal_actions
+from hpuno_env.actions import illegal_actions
 
 WILSON_Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95% interval
 

@@ -95,6 +95,7 @@ from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_inter
 from agents.players import available, load
 from hpuno_env import RulesOptions
 from hpuno_env._checks import check_int, check_positive_int, check_seed
+from hpuno_env._output import program_name
 from hpuno_env.options import check_num_players
 from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
 from hpuno_env.records import Recorder, save_record
@@ -104,7 +105,7 @@ DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the p
 
 
 @dataclass(frozen=True)
-class Table:
+class Seating:
     """One table of a tournament: who sits where in each of its rounds.
 
     Attributes:
@@ -118,7 +119,7 @@ class Table:
     lineups: np.ndarray
 
 
-def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool = True) -> list[Table]:
+def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool = True) -> list[Seating]:
     """The tables a tournament of ``labels`` plays (module docstring, "Tables"), in a fixed order."""
     num_agents = len(labels)
     solo_lineups = rotating_lineups(rounds, num_players)  # 0 = the lone agent's seat, 1 = the copies
@@ -129,11 +130,11 @@ def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool =
                 continue  # with two seats, "B against A" is "A against B" again
             copies = "" if num_players == 2 else f"{num_players - 1}x "
             name = f"{labels[solo]} vs {copies}{labels[others]}"
-            tables.append(Table(name, "pairing", np.where(solo_lineups == 0, solo, others)))
+            tables.append(Seating(name, "pairing", np.where(solo_lineups == 0, solo, others)))
     if mixed and num_agents >= 3 and num_players >= 3:
         round_index = np.arange(rounds)[:, None]
         seat_index = np.arange(num_players)[None, :]
-        tables.append(Table(f"mixed ({num_agents} agents)", "mixed", (round_index + seat_index) % num_agents))
+        tables.append(Seating(f"mixed ({num_agents} agents)", "mixed", (round_index + seat_index) % num_agents))
     return tables
 
 
@@ -218,7 +219,7 @@ def _record_streams(wanted: int, seed: int | None, keep, made: list):
     return make
 
 
-def _play_table(table: Table, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance,
+def _play_table(table: Seating, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance,
                 record: int = 0, keep=None) -> dict:
     """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays. The records of
     its first ``record`` rounds go to ``keep(round, record, won)`` as each finishes (``won``: the winning seats)."""
@@ -291,7 +292,7 @@ def _agent_wins(lineups: np.ndarray, won: np.ndarray, num_agents: int) -> np.nda
     return np.stack([(won & (lineups == agent)).any(axis=1) for agent in range(num_agents)], axis=1)
 
 
-def _table_rows(table: Table, played: dict, labels: list[str], num_players: int) -> list[dict]:
+def _table_rows(table: Seating, played: dict, labels: list[str], num_players: int) -> list[dict]:
     """One row per agent seated at the table (module docstring, "What is reported")."""
     lineups, rounds = played["lineups"], len(played["lineups"])
     seats = _seat_counts(lineups, len(labels))
@@ -429,7 +430,7 @@ class _Plan:
     rules: RulesOptions
     rule_options: dict
     record: int
-    tables: list[Table]
+    tables: list[Seating]
     table_seeds: list  # one per table, then the rating order's (None when unseeded)
     record_counts: list[int]
 
@@ -459,7 +460,7 @@ def _plan(agents, num_players, rounds, seed, num_envs, mixed, record, rule_optio
 class _Results:
     """The tables played so far and what they gave, gathered table by table for ``_summary``."""
 
-    tables: list[Table] = field(default_factory=list)
+    tables: list[Seating] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
     records: list[dict] = field(default_factory=list)
     records_dir: str | None = None  # None: the records are kept in ``records``; else written here as they finish
@@ -468,8 +469,8 @@ class _Results:
     points: list[np.ndarray] = field(default_factory=list)
     truncated: list[np.ndarray] = field(default_factory=list)
 
-    def add(self, number: int, table: Table, played: dict, plan: _Plan) -> None:
-        """Table ``number`` (from 1), as ``_play_table`` played it."""
+    def add(self, number: int, table: Seating, played: dict, plan: _Plan) -> None:
+        """Seating ``number`` (from 1), as ``_play_table`` played it."""
         self.rows.extend(_table_rows(table, played, plan.labels, plan.num_players))
         self.lineups.append(played["lineups"])
         self.won.append(played["won"])
@@ -477,7 +478,7 @@ class _Results:
         self.truncated.append(played["truncated"])
         self.tables.append(table)  # last: a Ctrl-C in between leaves the table unfinished
 
-    def keep_record(self, number: int, table: Table, plan: _Plan, round_index: int, record: dict, won: np.ndarray) -> None:
+    def keep_record(self, number: int, table: Seating, plan: _Plan, round_index: int, record: dict, won: np.ndarray) -> None:
         """The record of round ``round_index`` of table ``number`` (from 1), just finished: listed in ``records``,
         and written to ``records_dir`` (then not kept) when there is one."""
         entry = _record_entry(number, table, round_index, record, won, plan.labels, plan.unit)
@@ -568,7 +569,7 @@ def _spread(count: int, parts: int) -> list[int]:
     return [share + (part < extra) for part in range(parts)]
 
 
-def _record_entry(number: int, table: Table, round_index: int, record: dict, won: np.ndarray, labels: list[str], unit: str) -> dict:
+def _record_entry(number: int, table: Seating, round_index: int, record: dict, won: np.ndarray, labels: list[str], unit: str) -> dict:
     """``run``'s ``records`` entry of round ``round_index`` of table ``number`` (from 1): the record labelled
     with its agents per seat and its place in the tournament."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", table.name).strip("-")  # a file name on every system
@@ -585,7 +586,7 @@ def _record_entry(number: int, table: Table, round_index: int, record: dict, won
     }
 
 
-def _in_table_order(entries: list[dict], tables: list[Table]) -> list[dict]:
+def _in_table_order(entries: list[dict], tables: list[Seating]) -> list[dict]:
     """The records entries (kept as the rounds finished) in schedule order, each table's by round."""
     position = {table.name: index for index, table in enumerate(tables)}
     return sorted(entries, key=lambda entry: (position[entry["table"]], entry["round"]))
@@ -594,21 +595,9 @@ def _in_table_order(entries: list[dict], tables: list[Table]) -> list[dict]:
 # ------------------------------------------------------------ command line
 
 
-CONSOLE_SCRIPT = "hpuno-tournament"  # pyproject.toml's [project.scripts] name for main
-
-
-def program_name() -> str:
-    """The name this command was started by, for its usage and errors: the console script's own name
-    (``os.path.basename(sys.argv[0])``), else the ``python -m`` form that also runs it."""
-    started_as = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    if os.path.splitext(started_as)[0] == CONSOLE_SCRIPT:  # hpuno-tournament, hpuno-tournament.exe on Windows
-        return started_as
-    return "python -m agents.evaluation.tournament"
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name(),
+        prog=program_name("agents.evaluation.tournament", "hpuno-tournament"),
         description=(
             "Play every pairing of the given agents on the batched engine (each agent alone against "
             "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players; "

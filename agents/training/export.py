@@ -27,7 +27,8 @@ from hpuno_env import VectorEngine
 from hpuno_env._reading import parse_json, read_json_file
 from hpuno_env.options import check_num_players
 
-from agents._cli import parse_rules, program_name
+from agents._cli import parse_rules
+from hpuno_env._output import program_name
 from agents.players.trained import TrainedAgent
 
 from .agent_file import export

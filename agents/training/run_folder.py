@@ -24,7 +24,7 @@ except ImportError:  # not on Windows: runs there are not guarded against a seco
 from hpuno_env._reading import parse_json, read_json_file
 
 RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
-# What write_atomically leaves if the process is killed mid-write (never a valid file: removed at the next start).
+# What write_through_temporary leaves if the process is killed mid-write (never a valid file: removed at the next start).
 TEMPORARY = re.compile(r"(checkpoint|config|losses|evaluations)\.tmp\.(zip|json|csv)")
 CHECKPOINT_STATE = "hpuno_checkpoint.json"  # inside checkpoint.zip: its step count, wall seconds and league snapshots
 
@@ -168,7 +168,7 @@ def run_files(out: str) -> list[str]:
     return found
 
 
-def write_atomically(path: str, write) -> None:
+def write_through_temporary(path: str, write) -> None:
     """``write(temporary_path)``, then rename over ``path``: a crash never leaves half a file at path."""
     root, extension = os.path.splitext(path)
     temporary = f"{root}.tmp{extension}"  # same folder, so os.replace is atomic; SB3 wants the .zip suffix
@@ -186,7 +186,7 @@ def write_json(path: str, document: dict) -> None:
             json.dump(document, file, indent=2, default=str)
             file.write("\n")
 
-    write_atomically(path, write)
+    write_through_temporary(path, write)
 
 
 def save_checkpoint(out: str, model, league, wall_seconds: float) -> None:
@@ -200,7 +200,7 @@ def save_checkpoint(out: str, model, league, wall_seconds: float) -> None:
         with zipfile.ZipFile(temporary, "a") as archive:
             archive.writestr(CHECKPOINT_STATE, json.dumps(checkpoint))
 
-    write_atomically(os.path.join(out, "checkpoint.zip"), write)
+    write_through_temporary(os.path.join(out, "checkpoint.zip"), write)
     write_json(os.path.join(out, "checkpoint.json"), checkpoint)  # --resume reads the one inside checkpoint.zip
 
 
@@ -278,7 +278,7 @@ def cut_logs(out: str, timesteps: int) -> None:
                 with open(temporary, "w", newline="") as file:
                     csv.writer(file).writerows(kept)
 
-            write_atomically(path, write)
+            write_through_temporary(path, write)
 
 
 def _steps(text: str) -> float:

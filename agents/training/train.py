@@ -55,7 +55,8 @@ from stable_baselines3.common.vec_env import VecMonitor
 
 import hpuno_env
 from agents import players
-from agents._cli import dataclass_parser, error_lines, exit_with_error, given_options, program_name, rules_from_options
+from agents._cli import dataclass_parser, error_lines, exit_with_error, given_options, rules_from_options
+from hpuno_env._output import program_name
 from agents.training.agent_file import export, live_agent
 from agents.training.final_table import evaluation_table, format_table, final_table
 from agents.training.learn import TimedVecEnv, Training
@@ -69,7 +70,7 @@ from agents.training.precision import training_precision, use_precision
 from agents.training.recipes import command_line, recipe_for, stage_options
 from agents.training.run_folder import (
     CHECKPOINT_STATE, EVALUATION_COLUMNS, LOSS_COLUMNS, UPDATE_COLUMNS, FolderLock, checkpoint_state, cut_logs,
-    earlier_commands, prepare_folder, run_config, run_files, save_checkpoint, write_atomically, write_json,
+    earlier_commands, prepare_folder, run_config, run_files, save_checkpoint, write_through_temporary, write_json,
 )
 from hpuno_env import HPUnoVecEnv
 from hpuno_env.encoding import observation_scale
@@ -79,7 +80,7 @@ __all__ = [
     "Args", "CHECKPOINT_STATE", "CURVE_OPPONENTS", "EVALUATION_COLUMNS", "FIXED_OPPONENTS", "HPUnoVecEnv", "LOSS_COLUMNS",
     "TimedVecEnv", "Training", "UPDATE_COLUMNS", "check_args", "checkpoint_state", "evaluation_table", "format_table",
     "learning_rate", "main", "opponent_mixture", "parse_args", "run_config", "run_files", "training_device",
-    "update_threads", "write_atomically",
+    "update_threads", "write_through_temporary",
 ]
 
 

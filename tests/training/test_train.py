@@ -283,9 +283,9 @@ def test_checkpoints_are_replaced_atomically(tmp_path):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        train.write_atomically(str(path), crash_half_way)
+        train.write_through_temporary(str(path), crash_half_way)
     assert path.read_bytes() == b"the previous checkpoint" and os.listdir(tmp_path) == ["checkpoint.zip"]
-    train.write_atomically(str(path), lambda temporary: pathlib.Path(temporary).write_bytes(b"the new one"))
+    train.write_through_temporary(str(path), lambda temporary: pathlib.Path(temporary).write_bytes(b"the new one"))
     assert path.read_bytes() == b"the new one" and os.listdir(tmp_path) == ["checkpoint.zip"]
 
 
