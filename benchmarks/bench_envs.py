@@ -145,34 +145,29 @@ def aec_games(env, keys: np.ndarray, budget_s: float | None = None, max_decision
     until budget_s seconds have passed or max_decisions decisions were made (checked at a
     game's end). Returns (decisions, games, truncated games, seconds)."""
     num_keys = len(keys)
-    decisions, games, truncated = 0, 0, 0
-    start = time.perf_counter()
-    while True:
-        cut = False
-        for _agent in env.agent_iter():
-            obs, reward, term, trunc, info = env.last()
-            if term or trunc:
-                cut = cut or (trunc and not term)
-                env.step(None)
-            else:
-                env.step(int((keys[decisions % num_keys] * obs["action_mask"]).argmax()))
-                decisions += 1
-        games += 1
-        truncated += cut
-        elapsed = time.perf_counter() - start
-        if (budget_s is not None and elapsed >= budget_s) or (max_decisions is not None and decisions >= max_decisions):
-            return decisions, games, truncated, elapsed
-        env.reset()
+    return play_games(env, lambda mask, decisions: int((keys[decisions % num_keys] * mask).argmax()),
+                      lambda games: env.reset(), budget_s, max_decisions)
 
 
 def aec_user_games(env, seed: int, budget_s: float):
     """The loop a user writes: ``env.reset(seed=...)`` before each game, the action a random pick from
     ``np.flatnonzero(obs["action_mask"])`` passed as the numpy integer it is. Returns what aec_games returns."""
     rng = np.random.default_rng(seed)
+
+    def pick(mask, _decisions):
+        legal = np.flatnonzero(mask)
+        return legal[rng.integers(len(legal))]
+
+    env.reset(seed=seed)
+    return play_games(env, pick, lambda games: env.reset(seed=seed + games), budget_s, None)
+
+
+def play_games(env, pick, reset, budget_s: float | None, max_decisions: int | None):
+    """The PettingZoo loop over whole games: ``pick(mask, decisions)`` chooses each action, ``reset(games)``
+    starts the next game; only real decisions count, not the ``None`` steps of finished agents."""
     decisions, games, truncated = 0, 0, 0
     start = time.perf_counter()
     while True:
-        env.reset(seed=seed + games)
         cut = False
         for _agent in env.agent_iter():
             obs, reward, term, trunc, info = env.last()
@@ -180,14 +175,14 @@ def aec_user_games(env, seed: int, budget_s: float):
                 cut = cut or (trunc and not term)
                 env.step(None)
             else:
-                legal = np.flatnonzero(obs["action_mask"])
-                env.step(legal[rng.integers(len(legal))])
+                env.step(pick(obs["action_mask"], decisions))
                 decisions += 1
         games += 1
         truncated += cut
         elapsed = time.perf_counter() - start
-        if elapsed >= budget_s:
+        if (budget_s is not None and elapsed >= budget_s) or (max_decisions is not None and decisions >= max_decisions):
             return decisions, games, truncated, elapsed
+        reset(games)
 
 
 def random_keys(seed: int, count: int = 8192) -> np.ndarray:
