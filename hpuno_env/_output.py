@@ -9,6 +9,7 @@ file so that a crash never leaves half of it.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import secrets
@@ -66,11 +67,14 @@ def write_atomically(path: str, data: bytes) -> None:
 
 def program_name(module: str, script: str | None = None) -> str:
     """How a command names itself in its usage and errors: ``script`` (e.g. ``hpuno-train``) when run as that
-    installed console script, a file's name (``train.py``) when run as a Python file, else ``python -m module``."""
-    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    installed console script, a file's name (``train.py``) when run as another Python file, else
+    ``python -m module`` (which puts the module's own file in ``sys.argv[0]``)."""
+    started_as = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    invoked = os.path.basename(started_as)
     if script and invoked in (script, f"{script}.exe"):
         return script
-    main = sys.modules.get("__main__")
-    if invoked.endswith(".py") and getattr(main, "__spec__", None) is None:  # python train.py, not python -m
+    spec = importlib.util.find_spec(module)
+    own_file = os.path.abspath(spec.origin) if spec is not None and spec.origin else None
+    if invoked.endswith(".py") and os.path.abspath(started_as) != own_file:  # python train.py
         return invoked
     return f"python -m {module}"
