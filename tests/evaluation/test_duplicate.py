@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 
 import numpy as np
@@ -10,6 +12,7 @@ import pytest
 import agents
 from agents.evaluate import duplicate_win_rate, win_rate
 from agents.evaluation.duplicate import deal_seeds, duplicate_lineups, paired_interval, rounds_to_resolve, unpaired_interval
+from agents.evaluation import tournament
 from agents.evaluation.rounds import play_rounds
 from hpuno_env.records import Recorder
 
@@ -125,3 +128,49 @@ def test_bad_arguments_are_refused():
         duplicate_win_rate(policy, policy, policy, rounds=0)
     with pytest.raises(TypeError, match="policies\\[1\\]"):
         duplicate_win_rate(policy, object(), policy, rounds=2)
+
+
+# ------------------------------------------------------------ the command: hpuno-tournament A B --duplicate
+
+
+def test_the_command_prints_and_writes_the_paired_table(tmp_path, capsys):
+    out = tmp_path / "results"
+    argv = ["heuristic", "heuristic-v0", "--duplicate", "--opponent", "random-play", "--players", "3", "--rounds", "30",
+            "--seed", "2", "--rule", "uno_penalty=4", "--out", str(out)]
+    assert tournament.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "duplicate: heuristic and heuristic-v0, each alone against 2x random-play on the same 30 deals" in printed
+    assert "paired difference (heuristic - heuristic-v0)" in printed and "deals with different outcomes" in printed
+    report = json.loads((out / "results.json").read_text())
+    assert report["command"].startswith("hpuno-tournament heuristic heuristic-v0 --duplicate")
+    assert report["config"]["rules"]["uno_penalty"] == 4 and report["config"]["opponent"] == "random-play"
+    expected = duplicate_win_rate(agents.load("heuristic", 3, seed=2), agents.load("heuristic-v0", 3, seed=2),
+                                  agents.load("random-play", 3, seed=2), 3, rounds=30, seed=2, uno_penalty=4)
+    paired = report["duplicate"]
+    assert (paired["agent_a"], paired["agent_b"]) == ("heuristic", "heuristic-v0")
+    assert {key: paired[key] for key in expected} == json.loads(json.dumps(expected))
+    with open(out / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["agent"] for row in rows] == ["heuristic", "heuristic-v0"]
+    assert float(rows[1]["win_rate"]) == pytest.approx(expected["win_rate_b"]) and float(rows[0]["difference"]) == pytest.approx(expected["difference"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["heuristic", "random", "random-play", "--duplicate"], "exactly two agents"),
+    (["heuristic", "random", "--duplicate", "--opponent", "grandmaster"], "unknown agent"),
+    (["heuristic", "random", "--duplicate", "--rounds", "0"], "--rounds"),
+    (["heuristic", "random", "--duplicate", "--out", "unused", "--plot"], "no pictures"),
+])
+def test_the_command_refuses_bad_duplicate_input(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        tournament.main(argv)
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in error and "Traceback" not in error
+
+
+def test_run_duplicate_takes_policy_objects():
+    result = tournament.run_duplicate({"first": FirstLegal(), "again": FirstLegal()}, agents.load("heuristic", 2), rounds=4, seed=1)
+    assert result["duplicate"]["opponent"] == "HeuristicAgent" and result["duplicate"]["difference"] == 0
+    assert "paired difference (first - again)" in tournament.format_duplicate_report(result)
+    with pytest.raises(ValueError, match="exactly two"):
+        tournament.run_duplicate(["heuristic", "random", "random-play"], "heuristic", rounds=2)
