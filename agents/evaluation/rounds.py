@@ -161,8 +161,10 @@ def play_rounds(
             E.g. ``hpuno_env.records.Recorder`` objects, to save game records.
             They only watch: the results are the same with or without them.
         deal_seeds: None, or (R,) ints in [0, 2**32): round r's own seed (module docstring,
-            "Deals"); its policies are then asked one row at a time (a policy without a
-            ``seed`` method still gets its rows together: it is taken to have no random stream).
+            "Deals"). Policies are then asked about all their rows at once if they say their
+            draws are row-wise (``draws_per_row``, as the built-in agents do: ``RowStreams``),
+            else one row at a time after a reseed (a policy without a ``seed`` method still
+            gets its rows together: it is taken to have no random stream).
         **rule_options: rules options of ``VectorEngine`` (``max_turns``, ``episode``, ...).
 
     Each step groups the games by whose turn it is and calls every policy's
@@ -257,35 +259,82 @@ def _deal_generators(engine: VectorEngine, games: np.ndarray, deal_seeds: np.nda
         engine.set_generator_state(game, deal_generator_words(deal_seed))
 
 
-def _decision_seeds(deal_seeds: np.ndarray, decisions: np.ndarray) -> np.ndarray:
-    """(slots,) seeds in [0, 2**32), one per (deal seed, decision number in the round): splitmix64 of the pair, so
-    a decision's stream depends on nothing else (an idle slot's seed is never used)."""
+def _splitmix64(values: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer, elementwise on uint64: a cheap hash whose outputs look independent."""
     with np.errstate(over="ignore"):
-        mixed = (deal_seeds << np.uint64(32)) ^ decisions.astype(np.uint64)
-        mixed = mixed + np.uint64(0x9E3779B97F4A7C15)
+        mixed = values + np.uint64(0x9E3779B97F4A7C15)
         mixed = (mixed ^ (mixed >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         mixed = (mixed ^ (mixed >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        mixed = mixed ^ (mixed >> np.uint64(31))
-    return (mixed >> np.uint64(32)).astype(np.int64)
+        return mixed ^ (mixed >> np.uint64(31))
+
+
+def _decision_seeds(deal_seeds: np.ndarray, decisions: np.ndarray) -> np.ndarray:
+    """(slots,) seeds in [0, 2**32), one per (deal seed, decision number in the round), so a decision's streams
+    depend on nothing else (an idle slot's seed is never used)."""
+    return (_splitmix64((deal_seeds << np.uint64(32)) ^ decisions.astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+
+
+class RowStreams:
+    """What a policy's ``rng`` is during one batched ``act`` of ``play_rounds(deal_seeds=...)``, when the policy says
+    its draws are row-wise (``draws_per_row``: every draw one block per row, as the built-in agents draw): row i's
+    numbers come from a counter-based stream of its own seed alone, so they do not depend on the other rows.
+
+    Only ``random`` and ``gumbel`` are offered (what the built-in agents draw); any other use is an error."""
+
+    def __init__(self, seeds: np.ndarray):
+        self.seeds = _splitmix64(np.asarray(seeds).astype(np.uint64))[:, None]
+        self.drawn = 0
+
+    def _bits(self, size) -> np.ndarray:
+        shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size or ())
+        if not shape or shape[0] != len(self.seeds):
+            raise ValueError(f"a policy with draws_per_row must draw one block per row ({len(self.seeds)} rows), drew size={size!r}")
+        per_row = math.prod(shape[1:])
+        counters = np.arange(self.drawn, self.drawn + per_row, dtype=np.uint64)[None, :]
+        self.drawn += per_row
+        return _splitmix64(self.seeds ^ _splitmix64(counters)).reshape(shape)
+
+    def random(self, size=None, dtype=np.float64, out=None) -> np.ndarray:
+        """Uniform floats in [0, 1), one block per row (numpy's ``Generator.random`` signature)."""
+        if out is not None:
+            raise ValueError("RowStreams.random does not fill out=")
+        bits = self._bits(size)
+        if np.dtype(dtype) == np.float32:
+            return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)
+        return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None) -> np.ndarray:
+        """Gumbel draws, one block per row (numpy's ``Generator.gumbel`` signature)."""
+        uniform = ((self._bits(size) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53  # in (0, 1)
+        return loc - scale * np.log(-np.log(uniform))
 
 
 def _choose_actions_per_deal(policies: list, to_act: np.ndarray, observations, masks, actions: np.ndarray,
                              decision_seeds: np.ndarray) -> None:
-    """``_choose_actions`` with every policy that has a ``seed`` method reseeded from each row's decision seed and
-    asked about that row alone, so its random draws for a round come from that round's streams only."""
+    """``_choose_actions`` with each row's random draws from its own decision seed: a policy with
+    ``draws_per_row`` is asked about all its rows at once with ``RowStreams`` as its ``rng``; any other policy
+    with a ``seed`` method is reseeded from each row's decision seed and asked about that row alone (slower)."""
     actions[:] = -1
     for index, policy in enumerate(policies):
         rows = np.flatnonzero(to_act == index)
         if not rows.size:
             continue
         name = f"policies[{index}] ({type(policy).__name__})"
-        if not callable(getattr(policy, "seed", None)):
+        if getattr(policy, "draws_per_row", False) and isinstance(getattr(policy, "rng", None), np.random.Generator):
+            own = policy.rng
+            policy.rng = RowStreams(decision_seeds[rows])
+            try:
+                answer = policy.act(observations[rows], masks[rows])
+            finally:
+                policy.rng = own
+            actions[rows] = checked_actions(answer, masks[rows], name, rows)
+        elif not callable(getattr(policy, "seed", None)):
             actions[rows] = checked_actions(policy.act(observations[rows], masks[rows]), masks[rows], name, rows)
-            continue
-        for row in rows.tolist():
-            policy.seed(int(decision_seeds[row]))
-            one = slice(row, row + 1)
-            actions[row] = checked_actions(policy.act(observations[one], masks[one]), masks[one], name, np.array([row]))[0]
+        else:
+            for row in rows.tolist():
+                policy.seed(int(decision_seeds[row]))
+                one = slice(row, row + 1)
+                actions[row] = checked_actions(policy.act(observations[one], masks[one]), masks[one], name, np.array([row]))[0]
 
 
 def checked_actions(answer, masks: np.ndarray, policy_name: str, slots: np.ndarray | None = None) -> np.ndarray:

@@ -13,7 +13,7 @@ import agents
 from agents.evaluate import duplicate_win_rate, win_rate
 from agents.evaluation.duplicate import deal_seeds, duplicate_lineups, paired_interval, rounds_to_resolve, unpaired_interval
 from agents.evaluation import tournament
-from agents.evaluation.rounds import play_rounds
+from agents.evaluation.rounds import RowStreams, play_rounds
 from hpuno_env.records import Recorder
 
 
@@ -22,6 +22,19 @@ class FirstLegal:
 
     def act(self, observations, masks):
         return np.asarray(masks).argmax(axis=1)
+
+
+class SeededWithoutRowDraws:
+    """random-play behind a policy that does not say its draws are row-wise: asked one row at a time, reseeded."""
+
+    def __init__(self, num_players: int):
+        self.inner = agents.load("random-play", num_players)
+
+    def seed(self, seed):
+        self.inner.seed(seed)
+
+    def act(self, observations, masks):
+        return self.inner.act(observations, masks)
 
 
 def recorded_plays(policies, deals: int, num_players: int, seed: int):
@@ -69,6 +82,32 @@ def test_two_agents_play_the_same_deal_until_they_choose_differently(num_players
         seat_a, seat_b = first["decisions"][common][0], second["decisions"][common][0]
         assert seat_a == seat_b == deal % num_players, (deal, common)  # the evaluated seat, choosing differently
     assert diverged > deals // 2
+
+
+def test_a_seeded_policy_without_row_draws_is_reseeded_row_by_row():
+    policies = [SeededWithoutRowDraws(3), SeededWithoutRowDraws(3), SeededWithoutRowDraws(3)]
+    results, records = recorded_plays(policies, deals=6, num_players=3, seed=1)
+    assert all(records[2 * deal]["rounds"] == records[2 * deal + 1]["rounds"] for deal in range(6))
+    small = duplicate_win_rate(*policies, num_players=3, rounds=6, seed=1, num_envs=2)
+    assert small == duplicate_win_rate(*policies, num_players=3, rounds=6, seed=1, num_envs=64)
+    assert small["a"]["wins"] == int(results.won[0::2][np.arange(6), np.arange(6) % 3].sum())
+
+
+def test_row_streams_give_each_row_its_own_numbers():
+    seeds = np.array([5, 9, 5, 123456789])
+    together = RowStreams(seeds)
+    first, second = together.random((4, 75), dtype=np.float32), together.gumbel(size=(4, 3))
+    assert first.dtype == np.float32 and np.all((first >= 0) & (first < 1)) and np.isfinite(second).all()
+    assert np.array_equal(first[0], first[2]) and not np.array_equal(first[0], first[1])
+    alone = RowStreams(seeds[1:2])
+    assert np.array_equal(alone.random((1, 75), dtype=np.float32)[0], first[1])
+    assert np.array_equal(alone.gumbel(size=(1, 3))[0], second[1])
+    uniform = RowStreams(np.arange(2000)).random(2000)
+    assert abs(uniform.mean() - 0.5) < 0.03 and uniform.dtype == np.float64
+    with pytest.raises(ValueError, match="one block per row"):
+        RowStreams(seeds).random()
+    with pytest.raises(ValueError, match="one block per row"):
+        RowStreams(seeds).random((3, 2))
 
 
 def test_the_result_does_not_depend_on_the_batch_and_one_seed_gives_one_result():
