@@ -56,7 +56,7 @@ def row(result: dict) -> str:
     return (f"| {result['a_name']} vs {result['b_name']} | {result['rounds']:,} | {result['win_rate_a']:.3f} | {result['win_rate_b']:.3f} | "
             f"{result['difference']:+.3f} ± {result['half_width']:.3f} | {result['differing'] / result['rounds']:.1%} | "
             f"{result['sd']:.3f} | {result['unpaired_sd']:.3f} | {paired:,} | {unpaired:,} | {paired / unpaired:.2f} | "
-            f"{result['seconds'] * paired / result['rounds']:.0f} | {result['unpaired_seconds'] * unpaired / result['rounds']:.0f} |")
+            f"{result['seconds'] * paired / result['rounds']:.1f} | {result['unpaired_seconds'] * unpaired / result['rounds']:.1f} |")
 
 
 def machine() -> str:

@@ -564,7 +564,8 @@ def run_duplicate(agents, opponent, num_players: int = 2, rounds: int = 1000, se
         opponent: the name or path (or policy object) playing the other N-1 seats.
         rounds: deals, each played twice (once per agent).
         opponent_label: its name in the result (default: the name given, or the object's class name).
-        Others as ``run``.
+
+    ``num_players``, ``seed``, ``num_envs`` and the rules options are as ``run`` takes them.
 
     Returns a JSON-ready dict: ``duplicate`` (``duplicate_win_rate``'s dict, plus ``agent_a``, ``agent_b`` and
     ``opponent``: their labels), ``config`` (as ``run``'s, with ``opponent``) and ``timing``.
