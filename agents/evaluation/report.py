@@ -1,13 +1,15 @@
 """A tournament's reports: the ranked text table, the pictures (pairwise win rates, ratings) and the files written
 to ``--out`` (results.csv, results.json, the pictures, the game records).
 
-They read the plain-data result of ``agents.evaluation.tournament.run``.
+They read the plain-data result of ``agents.evaluation.tournament.run`` (or of ``run_duplicate``: the
+``*_duplicate_*`` functions).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 
 import numpy as np
@@ -56,6 +58,56 @@ def format_report(result: dict) -> str:
         heading = (f"PARTIAL: interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables "
                    f"(the ranking is of those tables only)\n{heading}")
     return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
+
+
+def format_duplicate_report(result: dict) -> str:
+    """``run_duplicate``'s result as plain text: each agent's win rate, the paired difference and how it compares."""
+    config, paired = result["config"], result["duplicate"]
+    unit, deals = config["unit"], paired["rounds"]
+    names, copies = (paired["agent_a"], paired["agent_b"]), ("" if config["num_players"] == 2 else f"{config['num_players'] - 1}x ")
+    table = _format_grid(
+        ["agent", f"{'match win rate' if unit == 'match' else 'win rate'} [95%]", "fair", "mean score" if unit == "match" else "mean points"],
+        [[name, f"{summary['win_rate']:.3f} [{summary['low']:.3f}, {summary['high']:.3f}]", f"{1 / config['num_players']:.3f}",
+          f"{summary['mean_points']:+.1f}"] for name, summary in zip(names, (paired["a"], paired["b"]))],
+        right={2, 3},
+    )
+    non_default = {name: value for name, value in config["rules"].items() if value != _default_rules()[name]}
+    heading = (f"duplicate: {names[0]} and {names[1]}, each alone against {copies}{paired['opponent']} on the same "
+               f"{_count(deals, 'deal')} ({config['num_players']} players, each deal played once by each), seed {config['seed']}, "
+               f"rules {non_default or 'default'}")
+    saving = (paired["half_width"] / paired["unpaired_half_width"]) ** 2 if paired["unpaired_half_width"] > 0 else math.nan
+    lines = [
+        f"paired difference ({names[0]} - {names[1]}): {paired['difference']:+.3f} [{paired['low']:+.3f}, {paired['high']:+.3f}] "
+        f"(95%, normal approximation on the per-deal differences, sd {paired['sd']:.3f})",
+        f"deals with different outcomes: {paired['differing']:,} of {deals:,} ({names[0]} alone won {paired['a_only']:,}, "
+        f"{names[1]} alone won {paired['b_only']:,}); mean points difference {paired['points_difference']:+.1f}",
+        f"unpaired, the same {_plural(unit)} would give ±{paired['unpaired_half_width']:.3f} (sd {paired['unpaired_sd']:.3f}): "
+        f"duplicate needs {saving:.0%} as many {_plural(unit)} for the same interval",
+    ]
+    timing = result["timing"]
+    footer = f"{_count(timing['rounds'], unit)} in {timing['playing_seconds']:.1f} s ({timing['rounds_per_second']:,.0f} {_plural(unit)}/s)"
+    return "\n\n".join([heading, table, "\n".join(lines), footer])
+
+
+def write_duplicate_outputs(result: dict, out_dir: str, command: str | None = None) -> list[str]:
+    """Write ``run_duplicate``'s result into out_dir: results.csv (one row per agent: its win-rate summary and
+    the paired difference) and results.json (everything, and the command). Returns the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    paired = result["duplicate"]
+    # The paired keys that share a name with a win-rate summary's are renamed, not overwritten.
+    common = {("difference_" + key if key in ("low", "high") else "deals" if key == "rounds" else key): value
+              for key, value in paired.items() if not isinstance(value, (dict, list)) and key not in ("agent_a", "agent_b")}
+    rows = [{"agent": paired[name], **{key: value for key, value in paired[side].items() if not isinstance(value, list)}, **common}
+            for name, side in (("agent_a", "a"), ("agent_b", "b"))]
+    csv_path, json_path = (os.path.join(out_dir, name) for name in OUTPUT_FILES)
+    with open(csv_path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    with open(json_path, "w") as handle:
+        json.dump({"command": command, **result}, handle, indent=2)
+        handle.write("\n")
+    return [csv_path, json_path]
 
 
 def _default_rules() -> dict:

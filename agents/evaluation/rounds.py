@@ -20,6 +20,17 @@ round; everything else is the same.
 Determinism: the engine is seeded with ``seed`` (the first dealer is the
 engine's own draw) and every policy that has a ``seed`` method is reseeded
 from it, so one seed gives one result.
+
+Deals (``deal_seeds``): by default a round's chance depends on the rounds
+played before it in its game slot and on the other games in the batch (the
+policies draw their noise for the whole batch at once). With ``deal_seeds``,
+round r is dealt from a generator seeded by ``deal_seeds[r]`` alone, and
+every decision in it is taken with the acting policy reseeded from
+``deal_seeds[r]`` and the decision's number in the round, on that round's row
+alone. A round's play then depends only on its deal seed and the choices
+made in it: two rounds with the same deal seed are the same game until a
+policy chooses differently, which is what duplicate evaluation
+(``agents.evaluation.duplicate``) compares.
 """
 
 from __future__ import annotations
@@ -125,7 +136,8 @@ def winning_seats(engine: VectorEngine, games: np.ndarray, event_kind: int) -> n
 
 
 def play_rounds(
-    policies: Sequence, lineups, num_players: int, seed: int | None = 0, num_envs: int = 256, observers=None, **rule_options
+    policies: Sequence, lineups, num_players: int, seed: int | None = 0, num_envs: int = 256, observers=None, deal_seeds=None,
+    **rule_options,
 ) -> RoundResults:
     """Play one round (one match with ``episode="match"``) per row of ``lineups``, each to its end.
 
@@ -148,6 +160,11 @@ def play_rounds(
             -1 in idle slots, an array reused between steps: copy it to keep it).
             E.g. ``hpuno_env.records.Recorder`` objects, to save game records.
             They only watch: the results are the same with or without them.
+        deal_seeds: None, or (R,) ints in [0, 2**32): round r's own seed (module docstring,
+            "Deals"). Policies are then asked about all their rows at once if they say their
+            draws are row-wise (``draws_per_row``, as the built-in agents do: ``RowStreams``),
+            else one row at a time after a reseed (a policy without a ``seed`` method still
+            gets its rows together: it is taken to have no random stream).
         **rule_options: rules options of ``VectorEngine`` (``max_turns``, ``episode``, ...).
 
     Each step groups the games by whose turn it is and calls every policy's
@@ -158,6 +175,7 @@ def play_rounds(
     lineups = _check_lineups(lineups, len(policies), num_players)
     num_envs = check_positive_int(num_envs, "num_envs")
     seed = check_seed(seed)
+    deal_seeds = None if deal_seeds is None else _check_deal_seeds(deal_seeds, len(lineups))
     if observers is not None and not callable(observers):
         raise TypeError(f"observers must be None or a callable make(engine) -> list of observers, got {observers!r}")
     rounds = len(lineups)
@@ -168,7 +186,7 @@ def play_rounds(
     _seed_policies(policies, seed)
 
     tally = _Tally.empty(rounds, num_players)
-    engine.reset(seed=seed)
+    _deal_first_rounds(engine, seed, deal_seeds)
     for observer in watching:
         observer.after_reset(None)
     playing = np.arange(slots)  # the round each slot is playing, or -1 once its quota is done
@@ -179,7 +197,11 @@ def play_rounds(
     while playing.max() >= 0:
         active = playing >= 0
         # The policy index whose seat is to act (-1 in a slot whose quota is done).
-        _choose_actions(policies, np.where(active, lineups[playing, engine.current_player], -1), observations, masks, actions)
+        to_act = np.where(active, lineups[playing, engine.current_player], -1)
+        if deal_seeds is None:
+            _choose_actions(policies, to_act, observations, masks, actions)
+        else:
+            _choose_actions_per_deal(policies, to_act, observations, masks, actions, _decision_seeds(deal_seeds[playing], episode_decisions))
         observations, masks, step_rewards, terminated, cut = engine.step_observe(actions, partial=True)
         for observer in watching:
             observer.after_step(actions)
@@ -191,7 +213,7 @@ def play_rounds(
         tally.add(engine, playing, finished, terminated, cut, episode_rewards, episode_decisions, match_episodes)
         episode_rewards[finished] = 0.0
         episode_decisions[finished] = 0
-        if _start_next_rounds(engine, watching, playing, finished, slots, rounds):
+        if _start_next_rounds(engine, watching, playing, finished, slots, rounds, deal_seeds):
             observations, masks = engine.observe(), engine.legal_mask()
     return tally.results(lineups, np.arange(rounds) % slots)
 
@@ -205,6 +227,114 @@ def _choose_actions(policies: list, to_act: np.ndarray, observations, masks, act
         if rows.size:
             answer = policy.act(observations[rows], masks[rows])
             actions[rows] = checked_actions(answer, masks[rows], f"policies[{index}] ({type(policy).__name__})", rows)
+
+
+def _check_deal_seeds(deal_seeds, rounds: int) -> np.ndarray:
+    array = check_int_array(deal_seeds, "deal_seeds", (rounds,))
+    if array.size and (array.min() < 0 or array.max() >= 2**32):
+        raise ValueError(f"deal_seeds must be ints in [0, 2**32), got values in [{array.min()}, {array.max()}]")
+    return array.astype(np.uint64)
+
+
+def deal_generator_words(deal_seed: int) -> list[int]:
+    """The engine generator state (four xoshiro128** words) a round with this deal seed is dealt from."""
+    words = np.random.SeedSequence(int(deal_seed)).generate_state(4, np.uint32)
+    if not words.any():
+        words[0] = 1  # xoshiro's one forbidden state
+    return words.tolist()
+
+
+def _deal_first_rounds(engine: VectorEngine, seed: int | None, deal_seeds: np.ndarray | None) -> None:
+    """The first reset of every slot: from ``seed``, or slot s from ``deal_seeds[s]`` (the round it plays first)."""
+    if deal_seeds is None:
+        engine.reset(seed=seed)
+        return
+    _deal_generators(engine, np.arange(engine.num_games), deal_seeds[:engine.num_games])
+    engine.reset()
+
+
+def _deal_generators(engine: VectorEngine, games: np.ndarray, deal_seeds: np.ndarray) -> None:
+    """Set each of ``games``' generators to its deal seed's state, before the reset that deals it."""
+    for game, deal_seed in zip(games.tolist(), deal_seeds.tolist()):
+        engine.set_generator_state(game, deal_generator_words(deal_seed))
+
+
+def _splitmix64(values: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer, elementwise on uint64: a cheap hash whose outputs look independent."""
+    with np.errstate(over="ignore"):
+        mixed = values + np.uint64(0x9E3779B97F4A7C15)
+        mixed = (mixed ^ (mixed >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        mixed = (mixed ^ (mixed >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return mixed ^ (mixed >> np.uint64(31))
+
+
+def _decision_seeds(deal_seeds: np.ndarray, decisions: np.ndarray) -> np.ndarray:
+    """(slots,) seeds in [0, 2**32), one per (deal seed, decision number in the round), so a decision's streams
+    depend on nothing else (an idle slot's seed is never used)."""
+    return (_splitmix64((deal_seeds << np.uint64(32)) ^ decisions.astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+
+
+class RowStreams:
+    """What a policy's ``rng`` is during one batched ``act`` of ``play_rounds(deal_seeds=...)``, when the policy says
+    its draws are row-wise (``draws_per_row``: every draw one block per row, as the built-in agents draw): row i's
+    numbers come from a counter-based stream of its own seed alone, so they do not depend on the other rows.
+
+    Only ``random`` and ``gumbel`` are offered (what the built-in agents draw); any other use is an error."""
+
+    def __init__(self, seeds: np.ndarray):
+        self.seeds = _splitmix64(np.asarray(seeds).astype(np.uint64))[:, None]
+        self.drawn = 0
+
+    def _bits(self, size) -> np.ndarray:
+        shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size or ())
+        if not shape or shape[0] != len(self.seeds):
+            raise ValueError(f"a policy with draws_per_row must draw one block per row ({len(self.seeds)} rows), drew size={size!r}")
+        per_row = math.prod(shape[1:])
+        counters = np.arange(self.drawn, self.drawn + per_row, dtype=np.uint64)[None, :]
+        self.drawn += per_row
+        return _splitmix64(self.seeds ^ _splitmix64(counters)).reshape(shape)
+
+    def random(self, size=None, dtype=np.float64, out=None) -> np.ndarray:
+        """Uniform floats in [0, 1), one block per row (numpy's ``Generator.random`` signature)."""
+        if out is not None:
+            raise ValueError("RowStreams.random does not fill out=")
+        bits = self._bits(size)
+        if np.dtype(dtype) == np.float32:
+            return (bits >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)
+        return (bits >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+    def gumbel(self, loc=0.0, scale=1.0, size=None) -> np.ndarray:
+        """Gumbel draws, one block per row (numpy's ``Generator.gumbel`` signature)."""
+        uniform = ((self._bits(size) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53  # in (0, 1)
+        return loc - scale * np.log(-np.log(uniform))
+
+
+def _choose_actions_per_deal(policies: list, to_act: np.ndarray, observations, masks, actions: np.ndarray,
+                             decision_seeds: np.ndarray) -> None:
+    """``_choose_actions`` with each row's random draws from its own decision seed: a policy with
+    ``draws_per_row`` is asked about all its rows at once with ``RowStreams`` as its ``rng``; any other policy
+    with a ``seed`` method is reseeded from each row's decision seed and asked about that row alone (slower)."""
+    actions[:] = -1
+    for index, policy in enumerate(policies):
+        rows = np.flatnonzero(to_act == index)
+        if not rows.size:
+            continue
+        name = f"policies[{index}] ({type(policy).__name__})"
+        if getattr(policy, "draws_per_row", False) and isinstance(getattr(policy, "rng", None), np.random.Generator):
+            own = policy.rng
+            policy.rng = RowStreams(decision_seeds[rows])
+            try:
+                answer = policy.act(observations[rows], masks[rows])
+            finally:
+                policy.rng = own
+            actions[rows] = checked_actions(answer, masks[rows], name, rows)
+        elif not callable(getattr(policy, "seed", None)):
+            actions[rows] = checked_actions(policy.act(observations[rows], masks[rows]), masks[rows], name, rows)
+        else:
+            for row in rows.tolist():
+                policy.seed(int(decision_seeds[row]))
+                one = slice(row, row + 1)
+                actions[row] = checked_actions(policy.act(observations[one], masks[one]), masks[one], name, np.array([row]))[0]
 
 
 def checked_actions(answer, masks: np.ndarray, policy_name: str, slots: np.ndarray | None = None) -> np.ndarray:
@@ -246,7 +376,7 @@ def _slot(slots: np.ndarray | None, row: int) -> str:
 
 
 def _start_next_rounds(engine: VectorEngine, watching: list, playing: np.ndarray, finished: np.ndarray, slots: int,
-                       rounds: int) -> bool:
+                       rounds: int, deal_seeds: np.ndarray | None = None) -> bool:
     """Each ``finished`` slot takes its next round (``slots`` on in the list) if there is one, else goes idle (-1 in
     ``playing``); True when some slot was dealt a new round (the observations have changed)."""
     following = playing[finished] + slots
@@ -255,6 +385,8 @@ def _start_next_rounds(engine: VectorEngine, watching: list, playing: np.ndarray
     if not more.any():
         return False
     starting = finished[more]
+    if deal_seeds is not None:
+        _deal_generators(engine, starting, deal_seeds[playing[starting]])
     engine.reset(games=starting)
     for observer in watching:
         observer.after_reset(starting)
@@ -346,7 +478,11 @@ def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: i
     """
     num_players = check_positive_int(num_players, "num_players")
     results = play_rounds([policy, opponent], rotating_lineups(rounds, num_players), num_players, seed, num_envs, **rule_options)
-    seat = np.argmin(results.lineups, axis=1)  # where policy 0 sat
+    return seat_summary(results, np.argmin(results.lineups, axis=1), num_players)
+
+
+def seat_summary(results: RoundResults, seat: np.ndarray, num_players: int) -> dict:
+    """``win_rate``'s dict for the seat ``seat[r]`` of each round r of ``results`` (the evaluated policy's seat)."""
     every = np.arange(results.rounds)
     policy_won = results.won[every, seat]
     wins = int(policy_won.sum())

@@ -62,6 +62,12 @@ so memory stays bounded whatever N and a Ctrl-C keeps the records finished
 so far. ``python -m hpuno_env.replay FILE`` replays one. Recording only
 watches: the results are the same with or without it.
 
+**Duplicate mode.** ``run_duplicate`` (``--duplicate --opponent NAME``) compares two
+agents instead: every deal is played twice, once with each of them alone against
+N-1 copies of the opponent, on the same cards and random streams
+(``agents.evaluation.duplicate``); the report is the paired difference of their
+win rates with its 95% interval.
+
 **Seeds.** Table t is played with the t-th seed of
 ``numpy.random.SeedSequence(seed)``, in chunks of ``num_envs * 8`` rounds
 (each chunk its own seed from the table's), which is what the progress bar
@@ -88,8 +94,10 @@ from tqdm import tqdm
 
 import hpuno_env
 from agents._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
-    OUTPUT_FILES, PICTURE_FILES, format_report, outputs_problem, plot_pairwise, plot_ratings, write_outputs,
+    OUTPUT_FILES, PICTURE_FILES, format_duplicate_report, format_report, outputs_problem, plot_pairwise, plot_ratings,
+    write_duplicate_outputs, write_outputs,
 )
 from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, winning_seats
 from agents.players import available, load
@@ -548,6 +556,47 @@ def _ranking(plan: _Plan, lineups: np.ndarray, won: np.ndarray, points: np.ndarr
     return [{"rank": position, **entry} for position, entry in enumerate(ranking, 1)]
 
 
+def run_duplicate(agents, opponent, num_players: int = 2, rounds: int = 1000, seed: int | None = 0, num_envs: int = DEFAULT_ENVS,
+                  opponent_label: str | None = None, **rule_options) -> dict:
+    """Compare two agents on duplicate deals (module docstring, "Duplicate mode") and return the result as plain data.
+
+    Args:
+        agents: two names or paths, or a dict of two labels -> name, path or policy object (as ``run`` takes).
+        opponent: the name or path (or policy object) playing the other N-1 seats.
+        rounds: deals, each played twice (once per agent).
+        opponent_label: its name in the result (default: the name given, or the object's class name).
+
+    ``num_players``, ``seed``, ``num_envs`` and the rules options are as ``run`` takes them.
+
+    Returns a JSON-ready dict: ``duplicate`` (``duplicate_win_rate``'s dict, plus ``agent_a``, ``agent_b`` and
+    ``opponent``: their labels), ``config`` (as ``run``'s, with ``opponent``) and ``timing``.
+    """
+    num_players = check_num_players(num_players)
+    rounds = check_positive_int(rounds, "rounds")
+    num_envs = check_positive_int(num_envs, "num_envs")
+    seed = check_seed(seed)
+    rules = RulesOptions.from_kwargs(**rule_options)
+    labels, policies = load_agents(agents, num_players, seed, rule_options)
+    if len(labels) != 2:
+        raise ValueError(f"a duplicate comparison takes exactly two agents, got {len(labels)}: {labels}")
+    if isinstance(opponent, str):
+        opponent_label, opponent = opponent_label or opponent, load(opponent, num_players=num_players, seed=seed, rules_options=rule_options)
+    elif callable(getattr(opponent, "act", None)):
+        opponent_label = opponent_label or type(opponent).__name__
+    else:
+        raise TypeError(f"opponent must be a name, a path or an object with act(observations, masks), got {opponent!r}")
+    started = time.perf_counter()
+    result = duplicate_win_rate(*policies, opponent, num_players, rounds, seed, num_envs, **rule_options)
+    seconds = time.perf_counter() - started
+    unit = "match" if rules.episode == "match" else "round"
+    return {
+        "duplicate": {"agent_a": labels[0], "agent_b": labels[1], "opponent": opponent_label, **result},
+        "config": {"agents": labels, "opponent": opponent_label, "num_players": num_players, "rounds_per_table": rounds,
+                   "seed": seed, "num_envs": num_envs, "unit": unit, "rules": rules.as_dict(), "version": hpuno_env.__version__},
+        "timing": {"playing_seconds": seconds, "rounds": 2 * rounds, "rounds_per_second": 2 * rounds / seconds if seconds > 0 else math.inf},
+    }
+
+
 MAX_SEAT_ROUNDS = 20_000_000  # rounds x tables x seats a tournament keeps in memory (about 40 bytes each)
 
 
@@ -623,6 +672,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --out: save the game records of N rounds (spread evenly over the tables, each table's first "
                              "rounds) as DIR/records/<table>-round<r>.json, each as its game ends; replay one with "
                              "python -m hpuno_env.replay FILE")
+    parser.add_argument("--duplicate", action="store_true",
+                        help="compare exactly two agents on duplicate deals: each deal played twice, once with each agent alone "
+                             "against N-1 copies of --opponent, on the same cards and random streams; prints their paired difference")
+    parser.add_argument("--opponent", default="heuristic", metavar="AGENT", help="with --duplicate: the agent in the other seats (default: heuristic)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
     return parser
 
@@ -636,12 +689,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--plot needs --out DIR (where the pictures go)")
     if args.record and not args.out:
         parser.error("--record needs --out DIR (the records go in DIR/records/)")
+    if args.duplicate:
+        return _main_duplicate(parser, args, argv)
     try:
-        rules = parse_rules(args.rule, args.rules)
-        if args.episode is not None:
-            if rules.get("episode", args.episode) != args.episode:
-                raise ValueError(f"--episode {args.episode} contradicts --rule episode={rules['episode']}")
-            rules["episode"] = args.episode
+        rules = _rules_given(args)
         # Check everything (players, counts, agents) before any game is played.
         check_num_players(args.players)
         check_positive_int(args.rounds, "--rounds")
@@ -681,6 +732,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         if result.get("records"):
             print(f"wrote {len(result['records'])} game records in {records_dir} (python -m hpuno_env.replay FILE replays one)")
     return status
+
+
+def _rules_given(args: argparse.Namespace) -> dict:
+    """The rules options of --rule, --rules and --episode, one dict (ValueError when they contradict)."""
+    rules = parse_rules(args.rule, args.rules)
+    if args.episode is not None:
+        if rules.get("episode", args.episode) != args.episode:
+            raise ValueError(f"--episode {args.episode} contradicts --rule episode={rules['episode']}")
+        rules["episode"] = args.episode
+    return rules
+
+
+def _main_duplicate(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> int:
+    """``main`` with --duplicate: two agents on duplicate deals against --opponent, the paired table printed."""
+    if len(args.agents) != 2:
+        parser.error(f"--duplicate compares exactly two agents, got {len(args.agents)}")
+    if args.plot or args.record:
+        parser.error("--duplicate draws no pictures and keeps no records (--plot, --record)")
+    try:
+        rules = _rules_given(args)
+        check_num_players(args.players)
+        check_positive_int(args.rounds, "--rounds")
+        check_positive_int(args.envs, "--envs")
+        check_seed(args.seed, "--seed")
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
+        opponent = load(args.opponent, num_players=args.players, seed=args.seed, rules_options=rules)
+    except (ValueError, TypeError) as error:
+        parser.error(str(error))
+    problem = args.out and outputs_problem(args.out, False, False)
+    if problem:
+        parser.error(f"--out: {problem}")
+    result = run_duplicate(dict(zip(labels, policies)), opponent, args.players, args.rounds, args.seed, args.envs, args.opponent, **rules)
+    print(format_duplicate_report(result))
+    if args.out:
+        command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
+        for path in write_duplicate_outputs(result, args.out, command):
+            print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,13 @@ from hpuno_env._checks import check_int
 
 
 class SeededAgent:
-    """Base of the built-in agents: ``num_players`` (its observations' layout) and ``rng``."""
+    """Base of the built-in agents: ``num_players`` (its observations' layout) and ``rng``.
+
+    ``draws_per_row``: every draw ``act`` makes from ``rng`` is one block per row of its batch (``random`` or
+    ``gumbel`` with the batch size first), so duplicate evaluation can give each row its own stream
+    (``agents.evaluation.rounds.RowStreams``) and still ask about all rows at once."""
+
+    draws_per_row = True
 
     def __init__(self, num_players: int = 4, seed: int | None = None):
         self.num_players = num_players

@@ -57,6 +57,8 @@ class SearchAgent(SeededAgent):
         rules: the rules options of the games it plays (``VectorEngine``'s), default the standard rules.
     """
 
+    draws_per_row = False  # one draw per searched position (and its blueprint's): reseeded row by row instead
+
     def __init__(self, num_players: int = 4, seed: int | None = None, blueprint=None, worlds: int = 64,
                  rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None):
         self.blueprint = None  # set below, already seeded; SeededAgent.__init__ calls seed() before that
