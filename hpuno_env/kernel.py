@@ -158,8 +158,8 @@ class _RulesCacheImpl(CompileResultCacheImpl):
         self._locator = _RulesStampedLocator(self._locator, self.source_hash)
 
 
-COMPILING_MESSAGE = ("hpuno-env: compiling the rules kernel for this machine (25-70 s on 2 cores, once: "
-                     "later processes load it from numba's cache in about a second)")
+COMPILING_MESSAGE = ("hpuno-env: compiling its numba functions (the rules kernel, the heuristic) for this machine "
+                     "(25-70 s on 2 cores, once: later processes load them from numba's cache in about a second)")
 _announced_compiling = False
 
 
