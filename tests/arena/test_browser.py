@@ -144,7 +144,7 @@ def test_a_watched_game_steps_and_runs_to_its_end(page, server):
     page.fill("#watch-speed", "50")
     page.dispatch_event("#watch-speed", "input")
     page.click("#watch-run")
-    page.wait_for_selector('#watch-table[data-over="true"]', timeout=60_000)
+    page.wait_for_selector('#watch-table[data-over="true"]', timeout=240_000)  # a whole game at 50 ms a move, on a loaded machine too
     assert "Game over" in page.inner_text("#watch-status")
 
 
