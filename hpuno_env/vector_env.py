@@ -34,7 +34,41 @@ from .seat_batch import Assignment, ObservationFormat, SeatBatch
 __all__ = ["HPUnoVecEnv"]
 
 
-class HPUnoVecEnv(VecEnv):
+class SharedAttributes:
+    """SB3's per-env attribute access for a VecEnv whose games all share one object's attributes."""
+
+    def close(self) -> None:
+        pass
+
+    def get_images(self):
+        return [None] * self.num_envs
+
+    def _indices(self, indices):
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return indices
+
+    def get_attr(self, attr_name, indices=None):
+        value = getattr(self, attr_name)
+        return [value for _ in self._indices(indices)]
+
+    def set_attr(self, attr_name, value, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return [masks[i] for i in self._indices(indices)]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None):
+        return [False for _ in self._indices(indices)]
+
+
+class HPUnoVecEnv(SharedAttributes, VecEnv):
     """Stable-Baselines3 VecEnv: one learner seat per game, opponents inside the batch.
 
     Arguments as ``SeatBatch`` (``illegal_action`` too), plus ``observation_dtype`` (float32 by default, or np.int8)
@@ -99,34 +133,3 @@ class HPUnoVecEnv(VecEnv):
         """(num_envs, 75) bool: what MaskablePPO asks for before each step."""
         self.batch.check_usable("action_masks()")
         return self.batch.masks.copy()
-
-    def close(self) -> None:
-        pass
-
-    def get_images(self):
-        return [None] * self.num_envs
-
-    # SB3's per-env attribute access: every game shares this object's attributes.
-    def _indices(self, indices):
-        if indices is None:
-            return range(self.num_envs)
-        if isinstance(indices, int):
-            return [indices]
-        return indices
-
-    def get_attr(self, attr_name, indices=None):
-        value = getattr(self, attr_name)
-        return [value for _ in self._indices(indices)]
-
-    def set_attr(self, attr_name, value, indices=None) -> None:
-        setattr(self, attr_name, value)
-
-    def env_method(self, method_name, *method_args, indices=None, **method_kwargs):
-        if method_name == "action_masks":
-            masks = self.action_masks()
-            return [masks[i] for i in self._indices(indices)]
-        result = getattr(self, method_name)(*method_args, **method_kwargs)
-        return [result for _ in self._indices(indices)]
-
-    def env_is_wrapped(self, wrapper_class, indices=None):
-        return [False for _ in self._indices(indices)]

@@ -1,5 +1,5 @@
 """Every figure the README and the documentation state about the code is the code's: the observation's sizes, fields
-and layout version, the action count, the agents' names, the console commands, the model cards' input counts and
+and layout version (the universal observation's too), the action count, the agents' names, the console commands, the model cards' input counts and
 networks, the engine's bytes a game, and the modules, functions, paths and notebooks the pages name. Each check parses the Markdown as a reader sees it and compares it with the code, so an edit of either
 that leaves the other behind fails here."""
 
@@ -17,6 +17,7 @@ import pytest
 import agents
 import hpuno_env
 from hpuno_env.encoding import FIELDS_ADDED_IN_VERSION, OBSERVATION_VERSION, observation_layout, observation_size
+from hpuno_env.universal import UNIVERSAL_BASE_VERSION, UNIVERSAL_VERSION, universal_layout, universal_size
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -96,6 +97,29 @@ def test_the_observation_table_is_observation_layout_field_by_field(num_players)
         assert stated == actual, f"{names}: the table says {size} = {stated} with {num_players} players, the layout {actual}"
         position += len(names)
     assert position == len(layout), f"the table lacks {[name for name, _ in layout[position:]]}"
+
+
+
+def universal_table() -> list[tuple[list[str], str]]:
+    rows = table_rows(section(ENVIRONMENT, "## The universal observation"))
+    return [(re.findall(r"`(\w+)`", row[0]), row[1]) for row in rows if row[0].startswith("`")]
+
+
+def test_the_universal_table_is_universal_layout_field_by_field():
+    """Every field of ``universal_layout``, in order, with its size (nine other seats); and the stated total."""
+    layout = list(universal_layout().items())
+    position = 0
+    for names, size in universal_table():
+        fields = layout[position: position + len(names)]
+        assert [name for name, _ in fields] == names, f"the table has {names} where the layout has {[n for n, _ in fields]}"
+        actual = sum(piece.stop - piece.start for _, piece in fields)
+        assert size_expression(size, others=9) == actual, f"{names}: the table says {size}, the layout {actual}"
+        position += len(names)
+    assert position == len(layout), f"the universal table lacks {[name for name, _ in layout[position:]]}"
+    stated = re.search(r"One int8 vector of \*\*(\d+)\*\* entries", section(ENVIRONMENT, "## The universal observation"))
+    assert stated and int(stated.group(1)) == universal_size()
+    version = re.search(r"`hpuno_env\.universal\.UNIVERSAL_VERSION` \((\d+), built on\s+observation layout (\d+)\)", text(ENVIRONMENT))
+    assert version and (int(version.group(1)), int(version.group(2))) == (UNIVERSAL_VERSION, UNIVERSAL_BASE_VERSION)
 
 
 def test_the_stated_observation_sizes_are_the_codes():

@@ -21,15 +21,21 @@ objects). The file holds:
   ``TrainedAgent.describe()``::
 
       format, format_version      "hpuno-agent", 1
-      num_players                 the player count the agent plays
+      num_players                 the player count the agent plays, or "any" for a universal agent
       observation                 {"version": hpuno_env.encoding.OBSERVATION_VERSION, "size": ...,
-                                   "transform": "...", "scaled": bool}
+                                   "transform": "...", "scaled": bool}; a universal agent's also has
+                                  "layout": "universal" (its version is then hpuno_env.universal.UNIVERSAL_VERSION)
       rules_options               every RulesOptions field it was trained under
       network                     {"input_size", "hidden_sizes", "activation", "num_actions", "source"}
       training                    {"timesteps", "algorithm", "command", ... whatever the caller adds}
       evaluation                  a dict the trainer fills in (e.g. win rates per opponent), or {}
       created, package_version    UTC ISO date; hpuno-env's version
       extra                       export()'s extra keyword arguments
+
+A universal agent (``"layout": "universal"``) reads ``hpuno_env.universal``'s
+layout, the same for every table: it loads at any player count, and ``act``
+converts each batch of per-count observations (with the rules it was loaded
+for) before its network.
 
 ``agents.load`` refuses, with a ``ValueError`` naming the file: another
 player count, a newer observation version, a size other than its version's, a corrupt or truncated
@@ -73,6 +79,7 @@ from hpuno_env._reading import is_json_int, open_regular_file, parse_json
 from hpuno_env.cards import NUM_ACTIONS
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size_in_version
 from hpuno_env.options import RulesOptions, check_num_players
+from hpuno_env.universal import UNIVERSAL_VERSION, universal_observation, universal_size
 
 from ._base import SeededAgent
 from ._batch import check_batch
@@ -85,6 +92,8 @@ FILE_SUFFIX = ".safetensors"
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU, "silu": nn.SiLU}
 OBSERVATION_TRANSFORM = "float32(observation) * obs_scale + obs_shift"
 EXPORT_COMMAND = "python -m agents.training.export CHECKPOINT.zip OUT.safetensors --players N"
+UNIVERSAL_LAYOUT = "universal"  # observation.layout of an agent that reads hpuno_env.universal's layout
+ANY_PLAYERS = "any"  # num_players of a universal agent
 
 WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "weights")
 # Shipped trained agents: name -> file, one per .safetensors file in agents/weights/.
@@ -137,6 +146,12 @@ class TrainedAgent(SeededAgent):
         self.metadata = metadata
         self.deterministic = bool(deterministic)
         self.source = source  # the file it came from, or "live model"
+        self.universal = is_universal(metadata)
+        self.rules = RulesOptions()  # the table's rules, which a universal agent's input states
+
+    def set_rules(self, rules_options) -> None:
+        """The rules of the games it plays (a dict or RulesOptions): a universal agent tells its network."""
+        self.rules = rules_options if isinstance(rules_options, RulesOptions) else RulesOptions.from_kwargs(**(rules_options or {}))
 
     @classmethod
     def load(cls, path: str, num_players: int, seed: int | None = None, deterministic: bool = True,
@@ -148,15 +163,19 @@ class TrainedAgent(SeededAgent):
         path = os.fspath(path)
         metadata, tensors = _read_agent_file(path, num_players)
         network = _network_from_file(metadata, tensors, path)
-        if rules_options is not None:
+        if rules_options is not None and not is_universal(metadata):  # a universal agent trained on many rules
             warn_if_other_rules(metadata["rules_options"], rules_options, path)
-        return cls(network, num_players, metadata, deterministic, seed, source=path)
+        agent = cls(network, num_players, metadata, deterministic, seed, source=path)
+        agent.set_rules(rules_options)
+        return agent
 
     def act(self, observations, action_masks) -> np.ndarray:
         masks = check_batch(observations, action_masks, self.num_players)
         device = self.network.obs_scale.device
-        # An agent of an older observation layout reads the prefix of today's that its version had.
-        inputs = np.asarray(observations)[:, : self.network.obs_scale.shape[0]]
+        if self.universal:
+            inputs = universal_observation(_whole_numbers(observations), self.num_players, self.rules)
+        else:  # an agent of an older observation layout reads the prefix of today's that its version had
+            inputs = np.asarray(observations)[:, : self.network.obs_scale.shape[0]]
         with torch.no_grad():
             logits = self.network(torch.as_tensor(inputs, device=device)).cpu().numpy()
         if self.deterministic:
@@ -175,9 +194,25 @@ class TrainedAgent(SeededAgent):
         steps = self.metadata["training"].get("timesteps")
         return (
             f"TrainedAgent({self.source!r}, {self.num_players} players, "
-            f"observation v{self.metadata['observation']['version']}, MLP {shape} {network['activation']}, "
+            f"{'universal' if self.universal else 'observation'} v{self.metadata['observation']['version']}, MLP {shape} {network['activation']}, "
             f"{steps if steps is not None else '?'} steps, {'greedy' if self.deterministic else 'sampling'})"
         )
+
+
+def is_universal(metadata: dict) -> bool:
+    """Whether an agent's metadata says it reads the universal layout (any player count)."""
+    return metadata.get("observation", {}).get("layout") == UNIVERSAL_LAYOUT
+
+
+def _whole_numbers(observations) -> np.ndarray:
+    """Raw observations as integers; float ones (the gym envs') only when they hold whole numbers."""
+    array = np.asarray(observations)
+    if array.dtype.kind in "iu":
+        return array
+    converted = array.astype(np.int8)
+    if not np.array_equal(converted, array):
+        raise ValueError("a universal agent reads the raw observation (whole numbers, not scaled)")
+    return converted
 
 
 # Settings of RulesOptions around the game, not rules of it: an agent plays the same game under any of them.
@@ -295,12 +330,37 @@ def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
     version = metadata.get("format_version")
     if not is_json_int(version) or not 1 <= version <= FORMAT_VERSION:
         raise ValueError(f"{path!r} has agent format version {_short(version)}; this hpuno-env reads versions 1 to {FORMAT_VERSION} (a newer file needs a newer hpuno-env)")
-    made_for = metadata.get("num_players")
-    if not is_json_int(made_for) or made_for != num_players:
-        raise ValueError(f"agent {path!r} was made for {_short(made_for)}-player games and cannot play {num_players}-player games")
     observation = metadata.get("observation")
     if not isinstance(observation, dict):
         raise ValueError(f"{path!r} is corrupt: its metadata has no 'observation' section")
+    expected = _check_observation(metadata, observation, path, num_players)
+    network = metadata.get("network")
+    if not isinstance(network, dict):
+        raise ValueError(f"{path!r} is corrupt: its metadata has no 'network' section")
+    _check_network(network, path, expected)
+    for section in ("rules_options", "training", "evaluation"):
+        if not isinstance(metadata.get(section), dict):
+            raise ValueError(f"{path!r} is corrupt: its metadata's {section!r} is not a dict")
+
+
+def _check_observation(metadata: dict, observation: dict, path: str, num_players: int) -> int:
+    """ValueError unless the agent reads an observation this hpuno-env gives for num_players; returns its size."""
+    made_for = metadata.get("num_players")
+    layout = observation.get("layout")
+    if layout == UNIVERSAL_LAYOUT:
+        if made_for != ANY_PLAYERS:
+            raise ValueError(f"{path!r} is corrupt: a universal agent's num_players is {ANY_PLAYERS!r}, not {_short(made_for)}")
+        version = observation.get("version")
+        if not is_json_int(version) or version != UNIVERSAL_VERSION:
+            raise ValueError(f"agent {path!r} was trained on universal layout version {_short(version)}, but this hpuno-env "
+                             f"reads version {UNIVERSAL_VERSION}: the agent would misread the observations; retrain it")
+        if observation.get("size") != universal_size():
+            raise ValueError(f"agent {path!r} reads universal observations of size {_short(observation.get('size'))}, this hpuno-env's have {universal_size()}")
+        return universal_size()
+    if layout is not None:
+        raise ValueError(f"agent {path!r} reads the observation layout {_short(layout)}, which this hpuno-env does not know")
+    if not is_json_int(made_for) or made_for != num_players:
+        raise ValueError(f"agent {path!r} was made for {_short(made_for)}-player games and cannot play {num_players}-player games")
     layout_version = observation.get("version")
     if not is_json_int(layout_version) or not 1 <= layout_version <= OBSERVATION_VERSION:
         raise ValueError(
@@ -311,9 +371,11 @@ def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
     expected = observation_size_in_version(num_players, layout_version)
     if not is_json_int(observation.get("size")) or observation.get("size") != expected:
         raise ValueError(f"agent {path!r} reads observations of size {_short(observation.get('size'))}, but {num_players} players give size {expected}")
-    network = metadata.get("network")
-    if not isinstance(network, dict):
-        raise ValueError(f"{path!r} is corrupt: its metadata has no 'network' section")
+    return expected
+
+
+def _check_network(network: dict, path: str, expected: int) -> None:
+    """ValueError unless the network section describes one this hpuno-env builds, from ``expected`` inputs."""
 
     def cannot_build(field: str, needs: str) -> ValueError:
         return ValueError(f"{path!r} describes a network this hpuno-env cannot build: network.{field} is "
@@ -334,9 +396,6 @@ def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
     parameters = sum(int(np.prod(shape)) for shape in _network_shapes(network).values())
     if parameters > MAX_PARAMETERS:
         raise cannot_build("hidden_sizes", f"a network of at most {MAX_PARAMETERS:,} parameters (it has {parameters:,})")
-    for section in ("rules_options", "training", "evaluation"):
-        if not isinstance(metadata.get(section), dict):
-            raise ValueError(f"{path!r} is corrupt: its metadata's {section!r} is not a dict")
 
 
 def _short(value) -> str:

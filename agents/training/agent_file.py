@@ -26,23 +26,27 @@ from torch import nn
 import hpuno_env
 
 from agents.players.trained import (
-    ACTIVATIONS, FILE_SUFFIX, FORMAT_NAME, FORMAT_VERSION, METADATA_KEY, OBSERVATION_TRANSFORM, ActorNetwork, TrainedAgent,
+    ACTIVATIONS, ANY_PLAYERS, FILE_SUFFIX, FORMAT_NAME, FORMAT_VERSION, METADATA_KEY, OBSERVATION_TRANSFORM, UNIVERSAL_LAYOUT,
+    ActorNetwork, TrainedAgent,
 )
 from hpuno_env._output import write_atomically
 from hpuno_env.cards import NUM_ACTIONS
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
 from hpuno_env.options import RulesOptions, check_num_players
+from hpuno_env.universal import UNIVERSAL_VERSION, universal_size
 
 from .critic import HandsCriticExtractor, HandsCriticPolicy
 
 
 def live_agent(
 model, num_players: int, deterministic: bool = True, *, seed: int | None = None,
-observation_scale=None, observation_shift=None,
+observation_scale=None, observation_shift=None, universal: bool = False, rules_options=None,
 ) -> TrainedAgent:
-    """Act with a live MaskablePPO model's current weights (shared, not copied: updates show at once)."""
+    """Act with a live MaskablePPO model's current weights (shared, not copied: updates show at once).
+    ``universal``: the model reads the universal layout (``hpuno_env.universal``), converted in ``act`` from
+    num_players' observations under ``rules_options``."""
     num_players = check_num_players(num_players)
-    architecture = _model_architecture(model, num_players)
+    architecture = _model_architecture(model, num_players, universal)
     policy = model.policy
     device = policy.action_net.weight.device
     size = architecture["input_size"]
@@ -52,26 +56,34 @@ observation_scale=None, observation_shift=None,
         _observation_transform(observation_scale, "observation_scale", size, 1.0).to(device),
         _observation_transform(observation_shift, "observation_shift", size, 0.0).to(device),
     )
-    metadata = _metadata(model, num_players, architecture, network, rules_options=None, training=None, evaluation=None, extra={})
-    return TrainedAgent(network, num_players, metadata, deterministic, seed, source="live model")
+    metadata = _metadata(model, ANY_PLAYERS if universal else num_players, architecture, network, rules_options=None, training=None,
+                         evaluation=None, extra={})
+    agent = TrainedAgent(network, num_players, metadata, deterministic, seed, source="live model")
+    agent.set_rules(rules_options)
+    return agent
 
 
 def export(
-    model, path, *, num_players: int, rules_options=None, observation_scale=None, observation_shift=None,
-    training: dict | None = None, evaluation: dict | None = None, **extra_metadata,
+    model, path, *, num_players: int | None = None, rules_options=None, observation_scale=None, observation_shift=None,
+    training: dict | None = None, evaluation: dict | None = None, universal: bool = False, **extra_metadata,
 ) -> dict:
-    """Write a live MaskablePPO model's actor and metadata to ``path`` (.safetensors), atomically; return the metadata."""
+    """Write a live MaskablePPO model's actor and metadata to ``path`` (.safetensors), atomically; return the metadata.
+
+    ``universal=True``: the model reads the universal layout (``hpuno_env.universal``, as ``HPUnoMixtureVecEnv``
+    gives it); the file then plays at any player count and ``num_players`` is not given."""
     path = os.fspath(path)
     if not path.endswith(FILE_SUFFIX):
         raise ValueError(f"path must end with {FILE_SUFFIX!r}, got {path!r}")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ValueError(f"path's folder {folder!r} does not exist")
-    num_players = check_num_players(num_players)
+    if universal and num_players is not None:
+        raise ValueError("a universal agent plays every player count: give universal=True without num_players")
+    num_players = ANY_PLAYERS if universal else check_num_players(num_players)
     for name, value in (("training", training), ("evaluation", evaluation)):
         if value is not None and not isinstance(value, dict):
             raise TypeError(f"{name} must be a dict or None, got {type(value).__name__}")
-    architecture = _model_architecture(model, num_players)
+    architecture = _model_architecture(model, num_players, universal)
     policy = model.policy
     size = architecture["input_size"]
     network = ActorNetwork(
@@ -88,13 +100,15 @@ def export(
     return json.loads(document)
 
 
-def _model_architecture(model, num_players: int) -> dict:
+def _model_architecture(model, num_players, universal: bool = False) -> dict:
     """The network section of the metadata for a MaskablePPO MlpPolicy, or ValueError if the actor cannot be rebuilt."""
     policy = getattr(model, "policy", None)
     if not isinstance(policy, MaskableActorCriticPolicy):
         raise TypeError(f"model must be an sb3-contrib MaskablePPO with an MlpPolicy, got {type(model).__name__}")
     space = policy.observation_space
-    expected = observation_size(num_players)
+    expected = universal_size() if universal else observation_size(num_players)
+    if universal:
+        num_players = "universal"  # the messages below say "{num_players}-player observations"
     hands_critic = isinstance(policy, HandsCriticPolicy)  # its actor reads the observation, its critic more
     if hands_critic and policy.actor_inputs != expected:
         raise ValueError(f"model's actor reads {policy.actor_inputs} inputs, but {num_players}-player observations have {expected}")
@@ -180,7 +194,7 @@ def _metadata(model, num_players, architecture, network, rules_options, training
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "num_players": num_players,
-        "observation": {"version": OBSERVATION_VERSION, "size": architecture["input_size"], "transform": OBSERVATION_TRANSFORM, "scaled": scaled},
+        "observation": _observation_section(num_players == ANY_PLAYERS, architecture["input_size"], scaled),
         "rules_options": rules,
         "network": architecture,
         "training": training,
@@ -189,6 +203,12 @@ def _metadata(model, num_players, architecture, network, rules_options, training
         "package_version": _package_version(),
         "extra": dict(extra),
     }
+
+
+def _observation_section(universal: bool, size: int, scaled: bool) -> dict:
+    if universal:
+        return {"layout": UNIVERSAL_LAYOUT, "version": UNIVERSAL_VERSION, "size": size, "transform": OBSERVATION_TRANSFORM, "scaled": scaled}
+    return {"version": OBSERVATION_VERSION, "size": size, "transform": OBSERVATION_TRANSFORM, "scaled": scaled}
 
 
 def _package_version() -> str:

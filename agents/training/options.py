@@ -19,7 +19,7 @@ from agents import players
 from agents._cli import given_options, inherit_options, layer_sizes, option, rules_problem
 from agents.training.league import check_weights
 from agents.training.precision import training_precision
-from agents.training.recipes import RECIPES, recipe_for
+from agents.training.recipes import RECIPES, UNIVERSAL_RECIPE, recipe_for
 from agents.players.trained import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, MAX_PARAMETERS
 from agents.training.run_folder import checkpoint_state, lock_problem, logs_problem, run_config, run_files
 from hpuno_env._checks import SEED_LIMIT, check_finite, check_int, check_positive_int
@@ -42,9 +42,12 @@ DEVICES = ("auto", "cpu", "cuda")  # --device
 class Args:
     # ---- the game and the run
     players: int = option(2, "seats per game (2..10)")
-    recipe: str = option("none", "champion: train a strong agent from scratch in one command, in stages (agents/training/recipes.py: "
+    recipe: str = option("none", "universal: one agent for every table (--tables). champion: train a strong agent from scratch in one command, in stages (agents/training/recipes.py: "
                                  "a warm start, PPO against the heuristic, then annealed against a mixture); the options given "
                                  "replace the recipe's (docs/training.md). none: this command's options only")
+    tables: str = option("", "train one agent for every table: player counts separated by commas, e.g. 2,3,6, each a table of "
+                             "--envs / (tables) games in the universal observation (agents/training/universal.py; "
+                             "--recipe universal sets 2,3,4,5,6,8,10). Empty: one table of --players")
     timesteps: int = option(300_000, "learner decisions to train for in all, rounded up to whole rollouts; a resumed run counts its checkpoint's")
     envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
     opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
@@ -226,9 +229,9 @@ def _choices_problem(args: Args) -> str | None:
     if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in players.available() and not os.path.isfile(args.opponent):
         return (f"--opponent must be a player {players.available()}, self, league, an agent file "
                 f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
-    if args.recipe != "none" and args.recipe not in RECIPES:
-        return f"--recipe must be none or one of {', '.join(RECIPES)}, got {args.recipe!r}"
-    if args.recipe != "none":
+    if args.recipe != "none" and args.recipe not in (*RECIPES, UNIVERSAL_RECIPE):
+        return f"--recipe must be none or one of {', '.join((*RECIPES, UNIVERSAL_RECIPE))}, got {args.recipe!r}"
+    if args.recipe not in ("none", UNIVERSAL_RECIPE):
         largest = MAX_SEED - (len(recipe_for(args.recipe, args.players).stages) - 1)
         if args.seed > largest:  # stage k runs with --seed + k
             return f"--seed must be at most {largest} with --recipe {args.recipe} (its stage k runs with --seed + k), got {args.seed}"

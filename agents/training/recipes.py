@@ -67,6 +67,14 @@ RECIPES = {
 }
 
 
+# --recipe universal: one agent for every table (agents/training/universal.py), a skeleton whose targets and
+# timings are still to be measured. Its train.py defaults; options given on the command line replace them.
+UNIVERSAL_RECIPE = "universal"
+UNIVERSAL_OPTIONS = {"tables": "2,3,4,5,6,8,10", "timesteps": 50_000_000, "envs": 448, "threads": 0, "learning_rate": 3e-4,
+                     "n_steps": 64, "batch_size": 4096, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.8, "net_arch": "256,256",
+                     "eval_every": 2_000_000, "eval_rounds": 1000, "checkpoint_every": 1_000_000, "final_rounds": 4000}
+
+
 def recipe_for(name: str, num_players: int) -> Recipe:
     """The recipe ``name`` for games of ``num_players`` (3 and more seats take the 4-player schedule)."""
     if name not in RECIPES:

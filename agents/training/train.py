@@ -11,6 +11,7 @@
     python train.py --out runs/ppo --resume --critic hands   # continue with a critic that also sees the others' hands
     python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
     python train.py --recipe champion --players 2    # a strong agent from scratch, in stages (agents/training/recipes.py)
+    python train.py --recipe universal               # one agent for every table, 2 to 10 players (agents/training/universal.py)
     python train.py --device cuda --threads 0        # the network on the GPU; or PPO's update on every CPU core
     python train.py --precision auto                 # hidden layers in bfloat16 where the CPU or GPU has it natively
     python train.py --help                           # every option and its default
@@ -67,7 +68,8 @@ from agents.training.options import (
     update_threads,
 )
 from agents.training.precision import training_precision, use_precision
-from agents.training.recipes import command_line, recipe_for, stage_options
+from agents.training.recipes import UNIVERSAL_OPTIONS, UNIVERSAL_RECIPE, command_line, recipe_for, stage_options
+from agents.training.universal import train_universal
 from agents.training.run_folder import (
     CHECKPOINT_STATE, EVALUATION_COLUMNS, LOSS_COLUMNS, UPDATE_COLUMNS, FolderLock, checkpoint_state, cut_logs,
     earlier_commands, prepare_folder, run_config, run_files, save_checkpoint, write_through_temporary, write_json,
@@ -110,6 +112,12 @@ def main(argv: list[str] | None = None, *, recipe: dict | None = None) -> int:
     """train.py; ``recipe``: the --recipe stage this run is (recorded in config.json and the agent file), if any."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.recipe == UNIVERSAL_RECIPE or args.tables:
+        given = given_options(Args, argv)
+        for name, value in (UNIVERSAL_OPTIONS.items() if args.recipe == UNIVERSAL_RECIPE else ()):
+            if name not in given:
+                setattr(args, name, value)
+        return train_universal(args, argv)
     if args.recipe != "none":
         return run_recipe(args, argv)
     return train(args, argv, recipe)
