@@ -354,3 +354,17 @@ def heuristic_actions(observations, masks, num_players, weights, noise, scratch,
     """heuristic_action for every row: out[i] from observations[i], masks[i], noise[i]."""
     for i in range(observations.shape[0]):
         out[i] = heuristic_action(observations[i], masks[i], num_players, weights, noise[i], scratch)
+
+
+TIE_BREAK_NOISE = 0.01  # uniform in [0, TIE_BREAK_NOISE) added to every action's score
+
+
+def batch_actions(observations, masks, num_players: int, weights: np.ndarray, rng: np.random.Generator,
+                  scratch: np.ndarray) -> np.ndarray:
+    """The heuristic's actions for a batch of int8 observation rows and bool masks (both C-contiguous), its
+    tie-break noise drawn from ``rng`` as one (B, 75) float32 draw: seeded games depend on that shape.
+    ``scratch``: at least 256 float32."""
+    noise = rng.random((len(masks), NUM_ACTIONS), dtype=np.float32) * TIE_BREAK_NOISE
+    actions = np.empty(len(masks), np.int64)
+    heuristic_actions(observations, masks, num_players, weights, noise, scratch, actions)
+    return actions

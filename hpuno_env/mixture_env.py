@@ -24,16 +24,15 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from ._checks import check_bool, check_positive_int, check_seed
 from .cards import NUM_ACTIONS
-from .heuristic import heuristic_actions, heuristic_weights
+from .heuristic import batch_actions, heuristic_weights
 from .options import RulesOptions, check_num_players
 from .seat_batch import SeatBatch
 from .universal import universal_observation, universal_scale, universal_size
 from .vector_env import SharedAttributes
 
-__all__ = ["HPUnoMixtureVecEnv", "HeuristicPolicy", "Table"]
+__all__ = ["HPUnoMixtureVecEnv", "HeuristicPolicy", "MixtureTable"]
 
 # Tie-break noise of the heuristic's scores, as agents.load("heuristic") draws it.
-HEURISTIC_NOISE = 0.01
 
 
 class HeuristicPolicy:
@@ -53,14 +52,11 @@ class HeuristicPolicy:
 
     def act(self, observations, action_masks) -> np.ndarray:
         masks = np.ascontiguousarray(action_masks, dtype=np.bool_)
-        noise = self.rng.random((len(masks), NUM_ACTIONS), dtype=np.float32) * HEURISTIC_NOISE
-        actions = np.empty(len(masks), np.int64)
-        heuristic_actions(np.ascontiguousarray(observations), masks, self.num_players, self._weights, noise, self._scratch, actions)
-        return actions
+        return batch_actions(np.ascontiguousarray(observations), masks, self.num_players, self._weights, self.rng, self._scratch)
 
 
 @dataclass(frozen=True)
-class Table:
+class MixtureTable:
     """One table of the mixture: its player count, its games in the batch and its rules options."""
 
     num_players: int
@@ -83,7 +79,7 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
     """Stable-Baselines3 VecEnv over several tables of different player counts and rules, in universal observations.
 
     Args:
-        tables: ``Table``s, or player counts (each a table of ``num_envs_per_table`` games under the default rules).
+        tables: ``MixtureTable``s, or player counts (each a table of ``num_envs_per_table`` games under the default rules).
         num_envs_per_table: games of a table given as a bare player count.
         opponent: None (``HeuristicPolicy`` at every table), an object with ``act(observations, action_masks)``
             that plays every table (it gets each table's per-count observations, so it must not be tied to one
@@ -101,7 +97,7 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
     def __init__(self, tables: Sequence, num_envs_per_table: int = 64, opponent=None, seed: int | None = None,
                  observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise"):
         num_envs_per_table = check_positive_int(num_envs_per_table, "num_envs_per_table")
-        self.tables = [table if isinstance(table, Table) else Table(table, num_envs_per_table) for table in tables]
+        self.tables = [table if isinstance(table, MixtureTable) else MixtureTable(table, num_envs_per_table) for table in tables]
         if not self.tables:
             raise ValueError("tables must hold at least one table")
         seed = check_seed(seed)
@@ -128,7 +124,7 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
     def _table_seed(seed: int | None, index: int) -> int | None:
         return None if seed is None else seed + 1000 * index
 
-    def _opponent_for(self, opponent, table: Table, seed: int | None, index: int):
+    def _opponent_for(self, opponent, table: MixtureTable, seed: int | None, index: int):
         opponent_seed = None if seed is None else self._table_seed(seed, index) + 1
         if opponent is None:
             return HeuristicPolicy(table.num_players, opponent_seed)

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpuno_env.cards import NUM_ACTIONS
 from hpuno_env.encoding import OBS_DTYPE
-from hpuno_env.heuristic import WEIGHT_NAMES, heuristic_actions, heuristic_weights
+from hpuno_env.heuristic import WEIGHT_NAMES, batch_actions, heuristic_weights
 
 from ._base import SeededAgent
 from ._batch import check_batch
 
-NOISE = 0.01  # tie-breaks: uniform in [0, NOISE) added to every action's score
 
 
 class HeuristicAgent(SeededAgent):
@@ -34,11 +32,7 @@ class HeuristicAgent(SeededAgent):
     def act(self, observations, action_masks) -> np.ndarray:
         masks = np.ascontiguousarray(check_batch(observations, action_masks, self.num_players))
         rows = _raw_observations(observations)
-        # One draw of the whole (B, 75) shape per call: seeded games depend on it.
-        noise = self.rng.random((len(masks), NUM_ACTIONS), dtype=np.float32) * NOISE
-        actions = np.empty(len(masks), np.int64)
-        heuristic_actions(rows, masks, self.num_players, self._weight_vector, noise, self._scratch, actions)
-        return actions
+        return batch_actions(rows, masks, self.num_players, self._weight_vector, self.rng, self._scratch)
 
 
 def _raw_observations(observations) -> np.ndarray:

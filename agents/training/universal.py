@@ -27,7 +27,7 @@ from agents.training.agent_file import export, live_agent
 from agents.training.model import new_model
 from agents.training.options import Args, learning_rate, training_device, update_threads
 from agents.training.run_folder import CsvLog, FolderLock, checkpoint_state, prepare_folder, save_checkpoint, write_json
-from hpuno_env.mixture_env import HPUnoMixtureVecEnv, Table
+from hpuno_env.mixture_env import HPUnoMixtureVecEnv, MixtureTable
 from hpuno_env.options import check_num_players
 from hpuno_env.universal import universal_scale
 
@@ -79,7 +79,7 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[int]) -> int:
     device = training_device(args.device)
     rules = rules_from_options(args.rule, args.rules)
     per_table = max(1, args.envs // len(tables))
-    game_env = HPUnoMixtureVecEnv([Table(count, per_table, rules) for count in tables], seed=args.seed, scale_observations=True)
+    game_env = HPUnoMixtureVecEnv([MixtureTable(count, per_table, rules) for count in tables], seed=args.seed, scale_observations=True)
     args.envs = game_env.num_envs  # new_model sizes the minibatch by it
     checkpoint = os.path.join(args.out, "checkpoint.zip")
     state = checkpoint_state(args.out) if args.resume else {}

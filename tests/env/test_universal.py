@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hpuno_env import VectorEngine
 from hpuno_env.cards import COLORS
 from hpuno_env.encoding import observation_layout, observation_size
-from hpuno_env.mixture_env import HeuristicPolicy, HPUnoMixtureVecEnv, Table
+from hpuno_env.mixture_env import HeuristicPolicy, HPUnoMixtureVecEnv, MixtureTable
 from hpuno_env.options import UNO_CATCH_MODES
 from hpuno_env.seat_batch import UniformRandomPolicy
 from hpuno_env.universal import (
@@ -145,7 +145,7 @@ def test_bad_input_is_refused():
 
 
 def test_the_mixture_env_steps_every_table_in_universal_observations():
-    tables = [Table(2, 4), Table(3, 4, {"uno_penalty": 4}), Table(6, 4, {"stacking": "both", "jump_in": True})]
+    tables = [MixtureTable(2, 4), MixtureTable(3, 4, {"uno_penalty": 4}), MixtureTable(6, 4, {"stacking": "both", "jump_in": True})]
     env = HPUnoMixtureVecEnv(tables, seed=5, scale_observations=True)
     assert env.num_envs == 12 and env.observation_space.shape == (universal_size(),)
     env.seed(5)
@@ -190,7 +190,7 @@ def test_the_mixture_env_replays_with_a_seed_and_takes_opponent_factories():
     with pytest.raises(ValueError, match="num_players"):
         HPUnoMixtureVecEnv([1])
     with pytest.raises(ValueError, match="unknown rules option"):
-        HPUnoMixtureVecEnv([Table(2, 4, {"colour": 1})])
+        HPUnoMixtureVecEnv([MixtureTable(2, 4, {"colour": 1})])
 
 
 def test_maskable_ppo_learns_on_a_mixture_and_is_paid_at_every_table():
