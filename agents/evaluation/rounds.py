@@ -135,6 +135,19 @@ def winning_seats(engine: VectorEngine, games: np.ndarray, event_kind: int) -> n
     return (is_win[:, :, None] & (events[:, :, 1, None] == seats)).any(axis=1)
 
 
+def _check_arguments(policies, lineups, num_players, num_envs, seed, observers, deal_seeds) -> tuple:
+    """play_rounds' arguments checked (ValueError or TypeError naming the bad one), in their plain forms."""
+    policies = _check_policies(policies)
+    num_players = check_positive_int(num_players, "num_players")
+    lineups = _check_lineups(lineups, len(policies), num_players)
+    num_envs = check_positive_int(num_envs, "num_envs")
+    seed = check_seed(seed)
+    deal_seeds = None if deal_seeds is None else _check_deal_seeds(deal_seeds, len(lineups))
+    if observers is not None and not callable(observers):
+        raise TypeError(f"observers must be None or a callable make(engine) -> list of observers, got {observers!r}")
+    return policies, lineups, num_players, num_envs, seed, deal_seeds
+
+
 def play_rounds(
     policies: Sequence, lineups, num_players: int, seed: int | None = 0, num_envs: int = 256, observers=None, deal_seeds=None,
     **rule_options,
@@ -170,14 +183,8 @@ def play_rounds(
     Each step groups the games by whose turn it is and calls every policy's
     ``act`` once, on its rows. Returns a ``RoundResults`` in the order of ``lineups``.
     """
-    policies = _check_policies(policies)
-    num_players = check_positive_int(num_players, "num_players")
-    lineups = _check_lineups(lineups, len(policies), num_players)
-    num_envs = check_positive_int(num_envs, "num_envs")
-    seed = check_seed(seed)
-    deal_seeds = None if deal_seeds is None else _check_deal_seeds(deal_seeds, len(lineups))
-    if observers is not None and not callable(observers):
-        raise TypeError(f"observers must be None or a callable make(engine) -> list of observers, got {observers!r}")
+    policies, lineups, num_players, num_envs, seed, deal_seeds = _check_arguments(
+        policies, lineups, num_players, num_envs, seed, observers, deal_seeds)
     rounds = len(lineups)
     slots = min(num_envs, rounds)
     engine = VectorEngine(num_games=slots, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
