@@ -142,7 +142,7 @@ def busy_message(out: str, descriptor: int) -> str:
     except OSError:
         pid = ""
     holder = f"process {pid}" if pid.isdigit() else "another process"
-    return (f"--out {out} is in use: a train.py run ({holder}) is writing there now\n"
+    return (f"--out {out} is in use: another run ({holder}) is writing there now\n"
             f"wait for it to end, or choose another --out (a run that died lets go of the folder by itself)")
 
 
