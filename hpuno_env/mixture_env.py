@@ -26,7 +26,7 @@ from ._checks import check_bool, check_positive_int, check_seed
 from .cards import NUM_ACTIONS
 from .heuristic import batch_actions, heuristic_weights
 from .options import RulesOptions, check_num_players
-from .seat_batch import SeatBatch
+from .seat_batch import SeatBatch, check_observation_dtype
 from .universal import universal_observation, universal_scale, universal_size
 from .vector_env import SharedAttributes
 
@@ -104,7 +104,7 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
         self.batches = [SeatBatch(table.num_envs, table.num_players, "random", self._opponent_for(opponent, table, seed, index),
                                   self._table_seed(seed, index), illegal_action, **table.rules)
                         for index, table in enumerate(self.tables)]
-        self.dtype = _checked_dtype(observation_dtype)
+        self.dtype = check_observation_dtype(observation_dtype)
         self.scale = universal_scale() if check_bool(scale_observations, "scale_observations") else None
         if self.scale is not None and self.dtype != np.float32:
             raise ValueError("scale_observations=True needs observation_dtype=np.float32 (scaled values are fractions)")
@@ -203,13 +203,3 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
                  "win_rate": float(wins / episodes) if episodes else None,
                  "mean_return": float(total / episodes) if episodes else None}
                 for table, episodes, wins, total in zip(self.tables, self._episodes, self._wins, self._return_sums, strict=True)]
-
-
-def _checked_dtype(observation_dtype) -> np.dtype:
-    try:
-        dtype = np.dtype(observation_dtype)
-    except TypeError as error:
-        raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}") from error
-    if dtype not in (np.dtype(np.float32), np.dtype(np.int8)):
-        raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}")
-    return dtype

@@ -325,6 +325,17 @@ class SeatBatch:
         return actions
 
 
+def check_observation_dtype(observation_dtype) -> np.dtype:
+    """The training envs' observation dtype, float32 or int8, as a numpy dtype; else ValueError."""
+    try:
+        dtype = np.dtype(observation_dtype)
+    except TypeError as error:
+        raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}") from error
+    if dtype not in (np.dtype(np.float32), np.dtype(np.int8)):
+        raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}")
+    return dtype
+
+
 class ObservationFormat:
     """How the adapters hand out the engine's int8 views: dtype, optional fixed scale, space.
 
@@ -340,12 +351,7 @@ class ObservationFormat:
 
     def __init__(self, num_players: int, observation_dtype=np.float32, scale_observations: bool = False,
                  critic_sees_hands: bool = False):
-        try:
-            dtype = np.dtype(observation_dtype)
-        except TypeError as error:
-            raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}") from error
-        if dtype not in (np.dtype(np.float32), np.dtype(np.int8)):
-            raise ValueError(f"observation_dtype must be np.float32 or np.int8, got {observation_dtype!r}")
+        dtype = check_observation_dtype(observation_dtype)
         check_bool(scale_observations, "scale_observations")
         check_bool(critic_sees_hands, "critic_sees_hands")
         if scale_observations and dtype != np.float32:
