@@ -8,6 +8,9 @@ and the engine's events told from that seat (``describe_events`` with the
 seat as viewer): no other hand, no draw pile, no seed. Only a game with no
 person in it (``watch``) or a finished record (``ReplaySession``) is ever
 shown as a spectator sees it.
+
+A ``Game`` is not safe to use from two threads at once: the server holds its
+``lock`` around every call (reading a view included).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The arena under concurrent requests: a slow agent holds up its own game only, and one game's requests run
-one at a time (none lost, none doubled), checked through the game's record."""
+one at a time (none lost, none doubled), checked through the game's record, and the cap on live games holds
+when games are made at once."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import threading
 import time
 
 from arena_helpers import bearer, choose, play_through
+from starlette.testclient import TestClient
 
+from agents.arena import create_app
 from hpuno_env.records import Replay, load_record
 
 WAIT = 30  # seconds: far beyond any answer here, so a stuck server fails the test instead of hanging it
@@ -104,3 +107,19 @@ def test_simultaneous_moves_in_one_game_are_made_one_at_a_time(client, records):
     view, _ = play_through(client, created)
     assert view["over"]
     assert sum(1 for d in Replay(load_record(records / view["record"])) if d.seat == 0) >= answered
+
+
+def test_the_game_cap_holds_when_games_are_made_at_once(records):
+    with TestClient(create_app(records=str(records), max_games=3)) as client:
+        start = threading.Barrier(8)
+
+        def make():
+            start.wait(WAIT)
+            return client.post("/api/games", json={"players": 4, "opponents": ["heuristic"]}).status_code
+
+        threads = [in_thread(make) for _ in range(8)]
+        for thread, _ in threads:
+            thread.join(WAIT)
+        codes = sorted(answers[0] for _, answers in threads)
+        assert codes == [200] * 3 + [429] * 5 and len(client.app.state.arena.games) == 3
+        assert client.app.state.arena.making == 0
