@@ -1,7 +1,7 @@
 """How fast the arena answers a move, and whether one core holds 100 games at once.
 
     python benchmarks/bench_arena.py                     # 20 sequential games, then 100 concurrent ones
-    python benchmarks/bench_arena.py --games 5 --concurrent 20
+    python benchmarks/bench_arena.py --games 5 --concurrent 20 --beside-slow 0
 
 Starts ``python -m agents.arena`` on a free port of 127.0.0.1, pinned to one
 CPU core (``os.sched_setaffinity``, where the system has it), and talks to it
@@ -16,7 +16,11 @@ action of the view. Two runs:
    once), then every game's person moves at the same time (one asyncio task
    per game), each to its game's end; reported: the move latency under that
    load, the moves answered per second, the failures (none expected) and the
-   server's resident memory with every game live.
+   server's resident memory with every game live;
+3. *beside a slow game*: ``--beside-slow`` games played one at a time as in
+   1, while a second client plays games against three ``search`` opponents
+   (tens of milliseconds a decision) without pause: the move latency of the
+   fast games shows how much a slow game holds up the others.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import httpx
 
 PLAYERS = 4
 OPPONENT = "ppo_4p"
+SLOW = "search"
 
 
 def free_port() -> int:
@@ -73,8 +78,8 @@ def resident_mb(pid: int) -> float:
     return float("nan")
 
 
-async def new_game(client: httpx.AsyncClient, seed: int) -> tuple[str, dict, dict]:
-    response = await client.post("/api/games", json={"players": PLAYERS, "opponents": [OPPONENT], "seed": seed})
+async def new_game(client: httpx.AsyncClient, seed: int, opponent: str = OPPONENT) -> tuple[str, dict, dict]:
+    response = await client.post("/api/games", json={"players": PLAYERS, "opponents": [opponent], "seed": seed})
     response.raise_for_status()
     created = response.json()
     headers = {"Authorization": f"Bearer {created['token']}"}
@@ -121,10 +126,35 @@ async def concurrent(base: str, count: int, pid: int) -> dict:
     return {"latencies": latencies, "failures": sum(failures), "seconds": seconds, "memory": memory}
 
 
+async def beside_slow(base: str, games: int) -> dict:
+    """The fast games one at a time while another client keeps playing games against ``SLOW``."""
+    fast: list[float] = []
+    slow: list[float] = []
+    done = asyncio.Event()
+
+    async def keep_playing_slow(client: httpx.AsyncClient) -> None:
+        seed = 5000
+        while not done.is_set():
+            await play_out(client, *await new_game(client, seed, SLOW), slow)
+            seed += 1
+
+    async with httpx.AsyncClient(base_url=base, timeout=300) as fast_client, \
+            httpx.AsyncClient(base_url=base, timeout=300) as slow_client:
+        background = asyncio.create_task(keep_playing_slow(slow_client))
+        await asyncio.sleep(1.0)  # the slow games under way first
+        for seed in range(games):
+            await play_out(fast_client, *await new_game(fast_client, seed), fast)
+        done.set()
+        await background
+    return {"fast": fast, "slow": slow}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20, help="games played one at a time (default 20)")
     parser.add_argument("--concurrent", type=int, default=100, help="games live and played at once (default 100)")
+    parser.add_argument("--beside-slow", type=int, default=10,
+                        help=f"games played one at a time beside games against {SLOW} (default 10; 0: not run)")
     args = parser.parse_args(argv)
     port = free_port()
     with tempfile.TemporaryDirectory() as records:
@@ -134,6 +164,7 @@ def main(argv=None) -> int:
             idle = resident_mb(server.pid)
             one = asyncio.run(sequential(base, args.games))
             many = asyncio.run(concurrent(base, args.concurrent, server.pid))
+            beside = asyncio.run(beside_slow(base, args.beside_slow)) if args.beside_slow > 0 else None
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -145,6 +176,9 @@ def main(argv=None) -> int:
           f"{many['failures']} failed requests")
     print(f"- server memory: {idle:.0f} MB started, {many['memory']:.0f} MB with {args.concurrent} live games "
           f"({(many['memory'] - idle) / args.concurrent:.2f} MB a game)")
+    if beside is not None:
+        print(f"- one game at a time ({args.beside_slow} games) beside games against {SLOW}: {summary(beside['fast'])}; "
+              f"the {SLOW} games' moves: {summary(beside['slow'])}")
     return 0
 
 

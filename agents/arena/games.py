@@ -8,11 +8,15 @@ and the engine's events told from that seat (``describe_events`` with the
 seat as viewer): no other hand, no draw pile, no seed. Only a game with no
 person in it (``watch``) or a finished record (``ReplaySession``) is ever
 shown as a spectator sees it.
+
+A ``Game`` is not safe to use from two threads at once: the server holds its
+``lock`` around every call (reading a view included).
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -74,14 +78,20 @@ def checked_seed(seed) -> int | None:
 
 
 class AgentShelf:
-    """Loads agents by name or file; a trained network is read once and shared (it holds no game state)."""
+    """Loads agents by name or file; a trained network is read once and shared (it holds no game state, and
+    its forward pass under ``no_grad`` writes nothing, so games in different threads may call it at once)."""
 
     def __init__(self):
         self._trained: dict[tuple[str, int], TrainedAgent] = {}
+        self._lock = threading.Lock()  # games are made in worker threads: one network file is read once
 
     def load(self, name, num_players: int, seed: int | None, rules: dict):
         if not isinstance(name, str) or not name or len(name) > 4096:
             raise ArenaError(f"an opponent must be an agent name ({', '.join(available())}) or a file path, got {name!r}")
+        with self._lock:
+            return self._load(name, num_players, seed, rules)
+
+    def _load(self, name: str, num_players: int, seed: int | None, rules: dict):
         key = (name, num_players)
         shared = self._trained.get(key)
         if shared is None:
@@ -108,6 +118,14 @@ def action_probabilities(policy, observation: np.ndarray, mask: np.ndarray) -> d
     return {ACTION_LABELS[a]: round(float(p), 4) for a, p in zip(legal, shifted / shifted.sum())}
 
 
+def shown_hands(state, agents: list[str], seat: int) -> dict[str, list[str]]:
+    """The hands a challenge showed ``seat`` this round (the engine's record of them, kept up as cards move)."""
+    return {
+        agents[owner]: [CARD_LABELS[c] for c in np.repeat(np.arange(len(CARD_LABELS)), state.revealed[0, seat, owner])]
+        for owner in range(len(agents)) if owner != seat and state.revealed_seen[0, seat, owner]
+    }
+
+
 @dataclass
 class Game:
     """One live game: a person in ``person`` (None: agents only, watched), agents in the other seats."""
@@ -123,6 +141,8 @@ class Game:
     log: list[str] = field(default_factory=list)  # the events in words, told from the person's seat
     since_turn: int = 0  # where in ``log`` the person's last decision begins
     touched: float = field(default_factory=time.monotonic)
+    # held by every request that reads or moves the game: its requests run in worker threads, one at a time
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     record_file: str | None = None
     last_move: dict | None = None
     winner: str | None = None  # of the last round ended (of the match, once it ends)
@@ -250,10 +270,7 @@ class Game:
         mine = not self.over and int(self.engine.current_player[0]) == seat
         view["legal"] = self.legal() if mine else []
         view["targets"] = {label: self.target_of(label) for label in view["legal"] if label.startswith("target:")}
-        view["shown"] = {
-            self.agents[owner]: [CARD_LABELS[c] for c in np.repeat(np.arange(len(CARD_LABELS)), s.revealed[0, seat, owner])]
-            for owner in range(len(self.agents)) if owner != seat and s.revealed_seen[0, seat, owner]
-        }
+        view["shown"] = shown_hands(s, self.agents, seat)
         view["events"] = self.log[self.since_turn:] if mine or self.over else []
         view["history"] = self.log[-HISTORY_LINES:]
         return view
@@ -318,6 +335,7 @@ class Frame:
     action: str | None
     state: dict
     events: list
+    shown: dict[int, dict[str, list[str]]]  # per seat shown a hand by a challenge: those hands (most frames: none)
 
 
 class ReplaySession:
@@ -339,8 +357,10 @@ class ReplaySession:
                 who = None if decision.seat is None else agents[decision.seat]
                 title = (f"round {decision.round}: the deal" if who is None
                          else f"round {decision.round}, decision {decision.number}: {who} chose {decision.action}")
+                s = replaying.engine.state
+                shown = {seat: shown_hands(s, agents, seat) for seat in map(int, np.flatnonzero(s.revealed_seen[0].any(axis=1)))}
                 self.frames.append(Frame(title, decision.round, decision.number, decision.seat, decision.action,
-                                         state, replaying.engine.events(0)))
+                                         state, replaying.engine.events(0), shown))
         except ArenaError:
             raise
         except ValueError as error:
@@ -377,6 +397,7 @@ class ReplaySession:
         else:
             state["hand"] = hands[self.agents[viewer]]
             state["you"] = self.agents[viewer]
+            state["shown"] = frame.shown.get(viewer, {})
         start = max(0, index - 12)
         history = []
         for earlier in self.frames[start : index + 1]:

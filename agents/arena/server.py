@@ -1,9 +1,14 @@
 """The arena's web app: the JSON API (docs/arena.md, INTERFACE.md "The arena") and the page in ``static/``.
 
-Every request is answered in the event loop's thread, one at a time: a move
-is a few engine steps and small network calls (milliseconds), and no two
-requests ever touch one game at once. Games, watched games and replays live
-in memory under a random id, each with a random secret sent back as
+A request's game work (a person's move and the agents' replies, an agent's
+step, a new game, a replay's opening) runs in a worker thread
+(``run_in_threadpool``), so a slow agent holds up its own game only, never
+the event loop or the other games. Each game has a lock that every request
+on it holds, so one game's requests run one at a time in arrival order
+while different games run at once; the arena's tables of games and replays
+(with their caps and idle expiry) have a lock of their own, never held
+while a game moves. Games, watched games and replays live in memory under a
+random id, each with a random secret sent back as
 ``Authorization: Bearer SECRET``; idle ones are dropped after
 ``idle_seconds``, and there are caps on live games and on a request's body.
 """
@@ -13,12 +18,14 @@ from __future__ import annotations
 import hmac
 import pathlib
 import re
+import threading
 import time
 from collections.abc import Callable
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
 from agents.players import available
 from hpuno_env import ACTION_LABELS, CARD_LABELS
@@ -72,7 +79,10 @@ class BodyLimit:
 
 
 class Arena:
-    """The live games and replays, with their caps and idle expiry, and the folders of records and results."""
+    """The live games and replays, with their caps and idle expiry, and the folders of records and results.
+
+    Its methods run in worker threads: ``lock`` guards the tables (``games``, ``replays``, ``making``) and is
+    held only for quick reads and writes of them; a game's own work is done under the game's ``lock``."""
 
     def __init__(self, records: str, results: str | None, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
                  allow_decks: bool = False, clock: Callable[[], float] = time.monotonic):
@@ -84,28 +94,38 @@ class Arena:
         self.clock = clock
         self.games: dict[str, Game] = {}
         self.replays: dict[str, ReplaySession] = {}
+        self.making = 0  # games being made now (outside the lock): they count against the cap already
+        self.lock = threading.Lock()
         self.shelf = AgentShelf()
 
     def sweep(self) -> None:
         """Drop games and replays idle for ``idle_seconds`` (a played game's record is saved first)."""
         now = self.clock()
-        for game_id, game in list(self.games.items()):
-            if now - game.touched > self.idle_seconds:
+        with self.lock:
+            idle = [game for game in self.games.values() if now - game.touched > self.idle_seconds]
+            for game in idle:
+                del self.games[game.game_id]
+            for replay_id, replay in list(self.replays.items()):
+                if now - replay.touched > self.idle_seconds:
+                    del self.replays[replay_id]
+        for game in idle:  # out of the table already: no new request finds it; one under way finishes first
+            with game.lock:
                 self.save(game)
-                del self.games[game_id]
-        for replay_id, replay in list(self.replays.items()):
-            if now - replay.touched > self.idle_seconds:
-                del self.replays[replay_id]
+
+    def _reserve_game(self) -> None:
+        """Count a game about to be made against the cap (finished games make room first; a played one is saved)."""
+        with self.lock:
+            if len(self.games) + self.making >= self.max_games:
+                for game_id, _ in sorted(((i, g.touched) for i, g in self.games.items() if g.over), key=lambda item: item[1]):
+                    del self.games[game_id]
+                    if len(self.games) + self.making < self.max_games:
+                        break
+            if len(self.games) + self.making >= self.max_games:
+                raise ArenaError(f"the arena holds {self.max_games} live games already: try again later", 429)
+            self.making += 1
 
     def add_game(self, body: dict, person: bool) -> Game:
         self.sweep()
-        if len(self.games) >= self.max_games:  # finished games make room first (a played one is saved already)
-            for game_id, _ in sorted(((i, g.touched) for i, g in self.games.items() if g.over), key=lambda item: item[1]):
-                del self.games[game_id]
-                if len(self.games) < self.max_games:
-                    break
-        if len(self.games) >= self.max_games:
-            raise ArenaError(f"the arena holds {self.max_games} live games already: try again later", 429)
         known = {"players", "opponents", "rules", "seed", "deck"} if person else {"players", "agents", "rules", "seed"}
         unknown = sorted(set(body) - known)
         if unknown:
@@ -114,41 +134,98 @@ class Arena:
         if deck is not None and not self.allow_decks:
             raise ArenaError("deck: this arena does not take stacked decks (start it with --allow-decks)", 403)
         names = body.get("opponents", ["heuristic"]) if person else body.get("agents", ["heuristic"])
-        game = make_game(self.shelf, body.get("players", 2), names, body.get("rules"), body.get("seed"), person, deck)
-        game.touched = self.clock()
-        self.games[game.game_id] = game
-        if game.over:
-            self.save(game)
+        self._reserve_game()
+        try:  # made outside the lock: the agents' first replies (a person's game) may take a while
+            game = make_game(self.shelf, body.get("players", 2), names, body.get("rules"), body.get("seed"), person, deck)
+            if game.over:
+                self.save(game)
+            game.touched = self.clock()
+            with self.lock:
+                self.games[game.game_id] = game
+        finally:
+            with self.lock:
+                self.making -= 1
         return game
 
     def game(self, game_id: str, authorization: str | None) -> Game:
-        game = self.games.get(game_id)
+        with self.lock:
+            game = self.games.get(game_id)
+            if game is not None:
+                check_secret(game.token, authorization)
+                game.touched = self.clock()
         if game is None:
             raise ArenaError(f"no live game {game_id[:40]!r} (unknown, or dropped after {self.idle_seconds:.0f} s idle)", 404)
-        check_secret(game.token, authorization)
-        game.touched = self.clock()
         return game
 
+    def view(self, game_id: str, authorization: str | None) -> dict:
+        game = self.game(game_id, authorization)
+        with game.lock:
+            return game.seat_view() if game.person is not None else game.spectator_view()
+
+    def act(self, game_id: str, authorization: str | None, body: dict) -> dict:
+        """The person's action and the agents' replies, under the game's lock; the record saved at the end."""
+        game = self.game(game_id, authorization)
+        if set(body) != {"action"}:
+            raise ArenaError(f"the body must be {{\"action\": LABEL}}, got the field(s) {sorted(body)}")
+        with game.lock:
+            game.person_acts(body["action"])
+            if game.over:
+                self.save(game)
+            return game.seat_view()
+
+    def step(self, game_id: str, authorization: str | None) -> dict:
+        """One agent decision of a watched game, under the game's lock; the record saved at the end."""
+        game = self.game(game_id, authorization)
+        if game.person is not None:
+            raise ArenaError("a person plays in this game: only a game of agents is stepped", 409)
+        with game.lock:
+            game.step_agent()
+            if game.over:
+                self.save(game)
+            return game.spectator_view()
+
     def replay(self, replay_id: str, authorization: str | None) -> ReplaySession:
-        replay = self.replays.get(replay_id)
+        with self.lock:
+            replay = self.replays.get(replay_id)
+            if replay is not None:
+                check_secret(replay.token, authorization)
+                replay.touched = self.clock()
         if replay is None:
             raise ArenaError(f"no replay {replay_id[:40]!r} (unknown, or dropped after {self.idle_seconds:.0f} s idle)", 404)
-        check_secret(replay.token, authorization)
-        replay.touched = self.clock()
         return replay
 
     def add_replay(self, record, name: str) -> ReplaySession:
         self.sweep()
-        if len(self.replays) >= MAX_REPLAYS:
-            raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
-        replay = ReplaySession(record, name)
+        with self.lock:
+            if len(self.replays) >= MAX_REPLAYS:
+                raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
+        replay = ReplaySession(record, name)  # replayed outside the lock (a long match takes a moment)
         replay.touched = self.clock()
-        self.replays[replay.replay_id] = replay
+        with self.lock:
+            if len(self.replays) >= MAX_REPLAYS:
+                raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
+            self.replays[replay.replay_id] = replay
         return replay
 
+    def open_replay(self, body: dict) -> dict:
+        """A record to replay: uploaded (the body is the record) or ``{"file": NAME}`` from the records folder."""
+        if set(body) == {"file"}:
+            name = body["file"]
+            if not isinstance(name, str) or not RECORD_NAME.fullmatch(name) or name not in self.record_files():
+                raise ArenaError(f"no record {str(name)[:80]!r} in the records folder", 404)
+            try:
+                record = load_record(self.records / name)
+            except ValueError as error:
+                raise ArenaError(str(error)) from None
+        else:
+            record, name = body, "uploaded record"
+        replay = self.add_replay(record, name)
+        return {"replay": replay.replay_id, "token": replay.token, **replay.outline()}
+
     def save(self, game: Game) -> None:
-        """A played game's record into the records folder (once; never for a game nobody moved in)."""
-        if game.person is None or game.record_file is not None:
+        """A game's record into the records folder, once (the caller holds the game's lock): a played game
+        when it ends or is dropped idle (never one nobody moved in), a watched game when it ends."""
+        if game.record_file is not None or (game.person is None and not game.over):
             return
         record = game.record()
         if record["outcome"] == "unfinished" and not any(r["decisions"] for r in record["rounds"]):
@@ -241,56 +318,33 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
 
     @app.post("/api/games")
     async def new_game(request: Request):
-        game = arena.add_game(await read_body(request), person=True)
+        game = await run_in_threadpool(arena.add_game, await read_body(request), True)
         return {"game": game.game_id, "seat": game.person, "token": game.token}
 
     @app.get("/api/games/{game_id}")
     async def game_view(game_id: str, request: Request):
-        game = arena.game(game_id, request.headers.get("authorization"))
-        return game.seat_view() if game.person is not None else game.spectator_view()
+        return await run_in_threadpool(arena.view, game_id, request.headers.get("authorization"))
 
     @app.post("/api/games/{game_id}/actions")
     async def act(game_id: str, request: Request):
-        game = arena.game(game_id, request.headers.get("authorization"))
-        body = await read_body(request)
-        if set(body) != {"action"}:
-            raise ArenaError(f"the body must be {{\"action\": LABEL}}, got the field(s) {sorted(body)}")
-        game.person_acts(body["action"])
-        if game.over:
-            arena.save(game)
-        return game.seat_view()
+        authorization = request.headers.get("authorization")
+        arena.game(game_id, authorization)  # an unknown game or a wrong secret is answered before the body is read
+        return await run_in_threadpool(arena.act, game_id, authorization, await read_body(request))
 
     @app.post("/api/watch")
     async def new_watch(request: Request):
-        game = arena.add_game(await read_body(request), person=False)
+        game = await run_in_threadpool(arena.add_game, await read_body(request), False)
         return {"game": game.game_id, "token": game.token}
 
     @app.post("/api/games/{game_id}/step")
     async def step(game_id: str, request: Request):
-        game = arena.game(game_id, request.headers.get("authorization"))
-        if game.person is not None:
-            raise ArenaError("a person plays in this game: only a game of agents is stepped", 409)
-        game.step_agent()
-        return game.spectator_view()
+        return await run_in_threadpool(arena.step, game_id, request.headers.get("authorization"))
 
 
 def add_replay_routes(app: FastAPI, arena: Arena) -> None:
     @app.post("/api/replays")
     async def new_replay(request: Request):
-        """A record to replay: uploaded (the body is the record) or ``{"file": NAME}`` from the records folder."""
-        body = await read_body(request)
-        if set(body) == {"file"}:
-            name = body["file"]
-            if not isinstance(name, str) or not RECORD_NAME.fullmatch(name) or name not in arena.record_files():
-                raise ArenaError(f"no record {str(name)[:80]!r} in the records folder", 404)
-            try:
-                record = load_record(arena.records / name)
-            except ValueError as error:
-                raise ArenaError(str(error)) from None
-        else:
-            record, name = body, "uploaded record"
-        replay = arena.add_replay(record, name)
-        return {"replay": replay.replay_id, "token": replay.token, **replay.outline()}
+        return await run_in_threadpool(arena.open_replay, await read_body(request))
 
     @app.get("/api/replays/{replay_id}/frames/{index}")
     async def frame(replay_id: str, index: int, request: Request, viewer: str = "spectator"):
@@ -301,7 +355,7 @@ def add_replay_routes(app: FastAPI, arena: Arena) -> None:
             seat = int(viewer)
         else:
             raise ArenaError(f"viewer must be a seat number or 'spectator', got {viewer[:40]!r}")
-        return replay.frame(index, seat)
+        return await run_in_threadpool(replay.frame, index, seat)
 
 
 def add_leaderboard_routes(app: FastAPI, arena: Arena) -> None:

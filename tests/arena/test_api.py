@@ -269,3 +269,40 @@ def test_the_page_and_its_files_are_served(client):
         assert client.get(f"/static/{name}").status_code == 200
     catalogue = client.get("/api/catalogue").json()
     assert "heuristic" in catalogue["agents"] and "stacking" in catalogue["rules"]["choices"]
+
+
+def test_a_watched_game_is_saved_as_a_record_when_it_ends_and_replays(client, records):
+    created = client.post("/api/watch", json={"players": 3, "agents": ["heuristic", "random", "heuristic"], "seed": 6}).json()
+    headers = bearer(created["token"])
+    view = client.get(f"/api/games/{created['game']}", headers=headers).json()
+    while not view["over"]:
+        assert view["record"] is None and not list(records.glob("*.json"))  # saved when it ends, not before
+        view = client.post(f"/api/games/{created['game']}/step", headers=headers).json()
+    record = load_record(records / view["record"])
+    assert record["outcome"] == "terminated" and record["players"] == ["heuristic", "random", "heuristic"]
+    assert client.get("/api/catalogue").json()["records"] == [view["record"]]
+    opened = client.post("/api/replays", json={"file": view["record"]}).json()
+    assert opened["names"] == record["players"] and opened["frames"] == 1 + sum(1 for d in Replay(record) if d.seat is not None)
+    last = client.get(f"/api/replays/{opened['replay']}/frames/{opened['frames'] - 1}", headers=bearer(opened["token"])).json()
+    assert last["over"] and last["hands"] == view["hands"] and last["scores"] == view["scores"]
+
+
+def test_a_seats_replay_shows_the_hands_its_challenges_showed_it_as_the_live_game_did(client, records):
+    for seed in range(60):  # a game in which the person's challenge shows it a hand (choose challenges every Wild Draw Four)
+        live = []
+        view, _ = play_through(client, new_game(client, players=3, seed=seed), on_answer=live.append)
+        if any(answer["shown"] for answer in live):
+            break
+    else:
+        raise AssertionError("no seed in 0..59 has the person shown a hand")
+    opened = client.post("/api/replays", json={"file": view["record"]}).json()
+    headers = bearer(opened["token"])
+    # frame k is the table after decision k: the person decided its i-th decision looking at the frame before it
+    before_mine = [k - 1 for k, (_, _, seat, _) in enumerate(opened["decisions"]) if seat == 0]
+    deciding = [answer for answer in live if not answer["over"]]
+    assert len(before_mine) == len(deciding)
+    for index, answer in zip(before_mine, deciding):
+        frame = client.get(f"/api/replays/{opened['replay']}/frames/{index}?viewer=0", headers=headers).json()
+        assert frame["shown"] == answer["shown"] and sorted(frame["hand"]) == sorted(answer["hand"]), index
+    spectator = client.get(f"/api/replays/{opened['replay']}/frames/{before_mine[-1]}", headers=headers).json()
+    assert "shown" not in spectator  # the spectator sees every hand already

@@ -163,7 +163,8 @@ def test_a_replay_steps_back_and_forth_and_changes_viewer(page, server, folders)
         page.wait_for_selector(f'#replay-table[data-index="{index}"]')
     page.select_option("#replay-viewer", "1")
     page.wait_for_selector("text=player_1's hand")
-    assert page.locator("#replay-table .seat .mini-hand").count() == 0  # a seat's view shows no other hand
+    # a seat's view shows no other hand (only one a challenge showed it)
+    assert page.locator("#replay-table .seat .mini-hand:not(.shown-hand)").count() == 0
     last = page.locator("#replay-jump option").count() - 1
     page.select_option("#replay-jump", str(last))
     page.wait_for_selector(f'#replay-table[data-index="{last}"]')
@@ -189,3 +190,46 @@ def test_the_leaderboard_of_a_real_small_tournament(page, server, folders):
     assert images.count() == 2
     page.wait_for_function("[...document.querySelectorAll('.plots img')].every(i => i.complete && i.naturalWidth > 0)")
     screenshot(page, "leaderboard")
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def page_overflow(page) -> int:
+    """How far the page is wider than the phone's screen (0: no sideways scrolling). A mobile browser widens
+    its layout viewport (zooms out) to fit a page too wide: window.innerWidth must stay the screen's too."""
+    return page.evaluate(f"Math.max(document.documentElement.scrollWidth, window.innerWidth) - {PHONE['width']}")
+
+
+def test_the_play_page_fits_a_phone(browser, server):
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_default_timeout(20_000)
+    try:
+        open_page(page, server, "play")
+        assert page_overflow(page) <= 0
+        page.select_option("#play-players", "4")
+        page.fill("#play-opponents", "heuristic")
+        page.fill("#play-seed", "11")
+        page.click("#play-start")
+        page.wait_for_selector("#play-table[data-renders]")
+        decisions = 0
+        while page.get_attribute("#play-table", "data-over") != "true" and decisions < 200:
+            assert page_overflow(page) <= 0, f"the page scrolls sideways at decision {decisions}"
+            assert page.locator("#play-hand .card").count() >= 1
+            for box in (page.locator("#play-table [data-action]").nth(i).bounding_box()
+                        for i in range(page.locator("#play-table [data-action]").count())):
+                assert box and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box  # every choice within the width
+            if decisions == 2:
+                screenshot(page, "play-phone")
+            renders = page.get_attribute("#play-table", "data-renders")
+            offered = page.eval_on_selector_all("#play-table [data-action]", "nodes => nodes.map(n => n.dataset.action)")
+            page.locator(f'#play-table [data-action="{choose(offered)}"]').first.click()  # Playwright: visible, not covered
+            page.wait_for_selector(f'#play-table:not([data-renders="{renders}"])')
+            decisions += 1
+        assert page.get_attribute("#play-table", "data-over") == "true" and page_overflow(page) <= 0
+        assert errors == []
+    finally:
+        context.close()

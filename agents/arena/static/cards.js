@@ -86,7 +86,7 @@ function tableElement(view, options = {}) {
     else if (agent !== view.you) seat.append(cardBack(view.hand_sizes[agent]));
     if (view.shown && view.shown[agent]) {
       seat.append(el("div", { className: "shown", text: "shown to you by your challenge:" }),
-        el("div", { className: "mini-hand" }, view.shown[agent].map((c) => cardElement(c, { small: true }))));
+        el("div", { className: "mini-hand shown-hand" }, view.shown[agent].map((c) => cardElement(c, { small: true }))));
     }
     seats.append(seat);
   }
