@@ -1,4 +1,4 @@
-"""The arena's web app: the JSON API (docs/arena.md, INTERFACE.md "The arena") and the page in ``static/``.
+"""The arena's web app: the JSON API (docs/arena.md) and the page in ``static/``.
 
 A request's game work (a person's move and the agents' replies, an agent's
 step, a new game, a replay's opening) runs in a worker thread
