@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from agents.players import TrainedAgent, available, load
+from agents.players import SearchAgent, TrainedAgent, available, load
 from hpuno_env import ACTION_LABELS, VectorEngine, kernel
 from hpuno_env.cards import CARD_LABELS, TARGET_BASE
 from hpuno_env.options import RulesOptions, check_num_players
@@ -118,6 +118,15 @@ def action_probabilities(policy, observation: np.ndarray, mask: np.ndarray) -> d
     return {ACTION_LABELS[a]: round(float(p), 4) for a, p in zip(legal, shifted / shifted.sum())}
 
 
+def search_estimates(policy, searches_before: int) -> dict[str, float] | None:
+    """The search player's win estimate for each candidate of the decision it just searched (wins over its worlds);
+    None for other players, and for a decision it did not search (one legal action, a jump window)."""
+    if not isinstance(policy, SearchAgent) or policy.decisions == searches_before or policy.last_search is None:
+        return None
+    search = policy.last_search
+    return {ACTION_LABELS[a]: round(wins / search["worlds"], 4) for a, wins in zip(search["candidates"], search["wins"])}
+
+
 def shown_hands(state, agents: list[str], seat: int) -> dict[str, list[str]]:
     """The hands a challenge showed ``seat`` this round (the engine's record of them, kept up as cards move)."""
     return {
@@ -208,7 +217,8 @@ class Game:
             self.step_agent()
 
     def step_agent(self) -> dict:
-        """One agent decision; returns who chose what (and a trained agent's probabilities)."""
+        """One agent decision; returns who chose what (and a trained agent's probabilities, or the search player's win
+        estimate of each candidate)."""
         if self.over:
             raise ArenaError("the game is over", 409)
         seat = int(self.engine.current_player[0])
@@ -217,12 +227,14 @@ class Game:
         observation, mask = self.engine.observe(), self.engine.legal_mask()
         policy = self.policies[seat]
         probabilities = action_probabilities(policy, observation, mask) if self.person is None else None
+        searches_before = getattr(policy, "decisions", 0)
         action = int(policy.act(observation, mask)[0])
+        estimates = search_estimates(policy, searches_before) if self.person is None else None
         if self.person is None:  # a watched game's news is the last move's
             self.since_turn = len(self.log)
         self._step(action)
         self.last_move = {"seat": seat, "player": self.agents[seat], "agent": self.names[seat],
-                          "action": ACTION_LABELS[action], "probabilities": probabilities}
+                          "action": ACTION_LABELS[action], "probabilities": probabilities, "win_estimates": estimates}
         return self.last_move
 
     def record(self) -> dict:

@@ -213,6 +213,22 @@ def test_a_watched_game_shows_every_hand_and_a_trained_agents_probabilities(clie
     assert client.post(f"/api/games/{created['game']}/actions", json={"action": "draw"}, headers=headers).status_code == 409
 
 
+def test_a_watched_search_player_shows_its_candidates_win_estimates(client):
+    created = client.post("/api/watch", json={"players": 2, "agents": ["search", "heuristic"], "seed": 2}).json()
+    headers = bearer(created["token"])
+    searched = []
+    for _ in range(60):
+        move = client.post(f"/api/games/{created['game']}/step", headers=headers).json()["last_move"]
+        if move["agent"] == "search" and move["win_estimates"]:
+            searched.append(move)
+        if len(searched) >= 2:
+            break
+    assert searched, "the search player searched no decision in 60 moves"
+    for move in searched:
+        assert move["action"] in move["win_estimates"] and len(move["win_estimates"]) >= 2
+        assert all(0 <= share <= 1 for share in move["win_estimates"].values()) and move["probabilities"] is None
+
+
 def test_a_record_replays_from_the_folder_or_an_upload_from_any_seat(client, records):
     view, _ = play_through(client, new_game(client, seed=3))
     opened = client.post("/api/replays", json={"file": view["record"]}).json()

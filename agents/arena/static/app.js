@@ -210,11 +210,13 @@ function probabilitiesElement(move) {
   if (!move) return null;
   const box = el("div", { className: "probabilities", id: "watch-move" },
     [el("h3", { text: `${move.player} (${move.agent}) chose ${move.action}` })]);
-  if (!move.probabilities) return box;
-  const ordered = Object.entries(move.probabilities).sort((a, b) => b[1] - a[1]);
+  const shares = move.probabilities || move.win_estimates;  // a policy's probabilities, or a search's win estimates
+  if (!shares) return box;
+  const word = move.probabilities ? "" : " won";
+  const ordered = Object.entries(shares).sort((a, b) => b[1] - a[1]);
   for (const [label, p] of ordered) {
     box.append(el("div", { className: `probability${label === move.action ? " chosen" : ""}`, "data-probability": label }, [
-      el("span", { text: `${label} ${(100 * p).toFixed(1)}%`, style: "width: 12rem" }),
+      el("span", { text: `${label} ${(100 * p).toFixed(1)}%${word}`, style: "width: 12rem" }),
       el("div", { className: "bar", style: `width: ${Math.max(1, Math.round(300 * p))}px` }),
     ]));
   }
