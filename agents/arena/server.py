@@ -27,7 +27,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 
-from agents.players import available
+from agents.players import BUILT_IN, SHIPPED, TrainedAgent, available
 from hpuno_env import ACTION_LABELS, CARD_LABELS
 from hpuno_env._reading import parse_json
 from hpuno_env.cards import COLORS, DECKS
@@ -358,6 +358,20 @@ def add_replay_routes(app: FastAPI, arena: Arena) -> None:
         return await run_in_threadpool(replay.frame, index, seat)
 
 
+def model_card(name: str) -> dict:
+    """What the leaderboard links an agent's name to: a shipped agent's file metadata (its training, its
+    evaluation, the rules it was made under), or a built-in player's description. Names only, never paths."""
+    if name in SHIPPED:
+        for num_players in range(2, 11):  # a file is made for one player count (or any): the first that loads
+            try:
+                return {"name": name, "kind": "trained", **TrainedAgent.load(SHIPPED[name], num_players).describe()}
+            except ValueError:
+                continue
+    if name in BUILT_IN:
+        return {"name": name, "kind": "built-in", "description": (BUILT_IN[name].__doc__ or "").strip().splitlines()[0]}
+    raise ArenaError(f"no agent card for {name[:60]!r}: one of {available()}", 404)
+
+
 def add_leaderboard_routes(app: FastAPI, arena: Arena) -> None:
     @app.get("/api/results/{name}")
     async def results(name: str):
@@ -370,6 +384,10 @@ def add_leaderboard_routes(app: FastAPI, arena: Arena) -> None:
             raise ArenaError(f"results.json of {name!r} is not a tournament's results", 422)
         plots = sorted(p.name for p in folder.iterdir() if PLOT_NAME.fullmatch(p.name))
         return {"name": name, "results": data, "plots": plots}
+
+    @app.get("/api/agents/{name}")
+    async def agent_card(name: str):
+        return await run_in_threadpool(model_card, name)
 
     @app.get("/api/results/{name}/plots/{plot}")
     async def plot(name: str, plot: str):

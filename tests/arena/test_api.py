@@ -259,6 +259,18 @@ def test_corrupt_or_unknown_records_are_refused(client, records):
     assert client.post("/api/replays", content=b"\xff\xfe", headers={"Content-Type": "application/json"}).status_code == 400
 
 
+def test_the_leaderboard_links_each_known_agent_to_its_card(client):
+    card = client.get("/api/agents/ppo_2p").json()
+    assert card["kind"] == "trained" and card["num_players"] == 2 and card["training"]["timesteps"] > 0
+    assert "evaluation" in card and card["rules_options"]["uno_penalty"] == 2
+    assert client.get("/api/agents/ppo_4p").json()["num_players"] == 4
+    built_in = client.get("/api/agents/heuristic").json()
+    assert built_in["kind"] == "built-in" and built_in["description"]
+    for name in ("nobody", "agents/weights/ppo_2p.safetensors", "..%2F..%2Fetc%2Fpasswd"):
+        answer = client.get(f"/api/agents/{name}")
+        assert answer.status_code == 404, name
+
+
 def test_the_leaderboard_reads_a_results_folder(tmp_path, records):
     folder = tmp_path / "results" / "small"
     folder.mkdir(parents=True)

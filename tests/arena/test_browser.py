@@ -186,6 +186,7 @@ def test_the_leaderboard_of_a_real_small_tournament(page, server, folders):
     ranking = page.inner_text("#ranking")
     assert "random-play" in ranking and "±" in ranking and "[" in ranking
     assert "[" in page.inner_text("#pairwise")
+    assert page.get_attribute("#ranking tr[data-agent=heuristic] a.card-link", "href") == "/api/agents/heuristic"
     images = page.locator(".plots img")
     assert images.count() == 2
     page.wait_for_function("[...document.querySelectorAll('.plots img')].every(i => i.complete && i.naturalWidth > 0)")

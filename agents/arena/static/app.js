@@ -2,7 +2,7 @@
 "use strict";
 
 // renders counts the tables drawn: a script (or a test) driving the page waits for the next one after a click
-const state = { catalogue: null, play: null, watch: null, watchTimer: null, replay: null, renders: 0 };
+const state = { catalogue: null, play: null, watch: null, watchTimer: null, replay: null, renders: 0, agentNames: [] };
 
 async function api(method, path, body, token) {
   const headers = {};
@@ -304,9 +304,13 @@ function rankingTable(ranking) {
   const head = ["rank", "agent", "rating μ ± σ", "ordinal (μ − 3σ)", "win rate per seat [95%]", "fair share", "mean points", "seat-rounds"];
   return el("table", { className: "board", id: "ranking" }, [
     el("tr", {}, head.map((h) => el("th", { text: h }))),
-    ...ranking.map((row) => el("tr", { "data-agent": row.agent }, [row.rank, row.agent, `${row.mu.toFixed(2)} ± ${row.sigma.toFixed(2)}`,
-      row.ordinal.toFixed(2), interval(row), row.fair_share.toFixed(3), row.mean_points.toFixed(1), row.seat_rounds]
-      .map((cell) => el("td", { text: String(cell) })))),
+    ...ranking.map((row) => el("tr", { "data-agent": row.agent }, [
+      el("td", { text: String(row.rank) }),
+      el("td", {}, [state.agentNames.includes(row.agent)  // an agent the arena knows links to its card
+        ? el("a", { href: `/api/agents/${encodeURIComponent(row.agent)}`, target: "_blank", className: "card-link", text: row.agent })
+        : document.createTextNode(row.agent)]),
+      ...[`${row.mu.toFixed(2)} ± ${row.sigma.toFixed(2)}`, row.ordinal.toFixed(2), interval(row), row.fair_share.toFixed(3),
+        row.mean_points.toFixed(1), row.seat_rounds].map((cell) => el("td", { text: String(cell) }))])),
   ]);
 }
 
@@ -325,6 +329,7 @@ async function loadLeaderboard() {
     const select = document.getElementById("results-sets");
     if (!select.options.length) {
       const catalogue = await api("GET", "/api/catalogue");
+      state.agentNames = catalogue.agents;
       select.replaceChildren(...catalogue.results.map((name) => el("option", { value: name, text: name === "." ? "(the results folder)" : name })));
     }
     const board = document.getElementById("leaderboard");
