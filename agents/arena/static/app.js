@@ -156,7 +156,7 @@ function renderPlay() {
   const buttons = el("div", { className: "actions", id: "play-actions" }, view.legal.filter((a) => !handActions.has(a)).map((label) =>
     el("button", { type: "button", "data-action": label, className: label.startsWith("color:") ? label.slice(6) : "", text: actionText(label, view) })));
   table.append(el("h3", { text: "Your hand" }), hand, buttons);
-  table.append(linesElement(view.over ? "How it ended" : "Since your last turn", view.events, "play-events"));
+  table.append(linesElement(view.over ? "How it ended" : "Since your last turn", view.events, "play-events", true));
   table.append(linesElement("Game so far", view.history.slice().reverse(), "play-history"));
   if (view.over) {
     table.append(el("button", { type: "button", id: "play-again", text: "New game" }));

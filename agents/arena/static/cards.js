@@ -104,7 +104,8 @@ function tableElement(view, options = {}) {
   return el("div", {}, [seats, centre]);
 }
 
-function linesElement(title, lines, id) {
-  return el("div", { className: "events", id }, [el("h3", { text: title }),
-    el("ul", {}, lines.map((line) => el("li", { text: line })))]);
+function linesElement(title, lines, id, stepped = false) {
+  // stepped: the lines appear one after another (the opponents' moves since the person's turn, in order)
+  return el("div", { className: `events${stepped ? " stepped" : ""}`, id }, [el("h3", { text: title }),
+    el("ul", {}, lines.map((line, i) => el("li", { text: line, style: stepped ? `animation-delay: ${350 * i}ms` : null })))]);
 }
