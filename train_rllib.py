@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import json
 import math
 import os
 import shutil
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -220,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     # clusters, where a node can go away, and a restartable runner makes Ray log an error-level line at every start
     # (RLlib always passes runners their config through the object store).
     config.fault_tolerance(restart_failed_env_runners=bool(args.address))
+    # The learner's seeding (RLlib calls torch.use_deterministic_algorithms) imports torch's compiler, about 2 s on
+    # 2 cores: imported in a thread, it loads while this process waits for Ray's processes to start.
+    threading.Thread(target=importlib.import_module, args=("torch._inductor.config",), daemon=True).start()
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
         where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"

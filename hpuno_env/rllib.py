@@ -43,7 +43,7 @@ its next observation, so RLlib credits it to that seat's last action.
 from __future__ import annotations
 
 import logging
-
+import random
 import zlib
 from typing import Any
 from collections.abc import Sequence
@@ -303,7 +303,25 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
 
     The game options come from ``config.env_config``; RLlib's env check (unless
     ``disable_env_checking``) runs on one ``HPUnoMultiAgentEnv``.
+
+    Seeding is RLlib's (Python's, numpy's and torch's generators from ``config.seed`` plus
+    the runner's index, the games' first reset from the same number) without its
+    ``torch.use_deterministic_algorithms(True)``: that call imports torch's compiler
+    (``torch._inductor``, about 2 s of every runner's start on a 2-core machine), and the
+    runner's CPU forward passes draw the same numbers with or without it.
     """
+
+    def __init__(self, *, config, **kwargs):
+        seed = config.seed
+        unseeded = config.copy(copy_frozen=False)
+        unseeded.seed = None
+        super().__init__(config=unseeded, **kwargs)
+        self.config.seed = seed
+        if seed is not None:  # the number RLlib's EnvRunner.__init__ computes
+            self._seed = int(seed + (self.worker_index or 0) + 1e6 * self.config.in_evaluation)
+            random.seed(self._seed)
+            np.random.seed(self._seed)
+            torch.manual_seed(self._seed)
 
     def make_env(self):
         if self.env is not None:
