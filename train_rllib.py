@@ -228,10 +228,11 @@ def main(argv: list[str] | None = None) -> int:
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
         where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
-        with phase(f"{where} (10-60 s)"):
+        with phase(f"{where} (5-60 s)"):
             ray.init(address=args.address or None, include_dashboard=False)
     print(f"Ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
-    with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel; 20-120 s)"):
+    with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel: 3-20 s, "
+               f"30-120 s the first time, when they compile it)"):
         algo = config.build_algo()
     if args.runners:
         nodes = runner_nodes(algo)
