@@ -338,7 +338,9 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
 
     def _increase_sampled_metrics(self, num_steps, next_obs, episode):
         """Counts what RLlib's own method logs, for ``_sample`` to log once: RLlib logs six values per
-        env step (a quarter of ``sample()``'s time with 64 games, in ``MetricsLogger.log_value``)."""
+        env step (a quarter of ``sample()``'s time with 64 games, in ``MetricsLogger.log_value``). Both
+        methods override private ones of RLlib 2.60's ``MultiAgentEnvRunner``; ``tests/env/test_rllib.py``
+        checks the counts logged."""
         sampled = self._sampled
         sampled[NUM_ENV_STEPS_SAMPLED] += num_steps
         sampled[NUM_EPISODES] += episode.is_done
