@@ -230,7 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
         with phase(f"{where} (5-60 s)"):
             ray.init(address=args.address or None, include_dashboard=False)
-    print(f"Ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
+    cpus = ray.cluster_resources().get("CPU", 0)
+    print(f"Ray: {cpus:.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
+    if args.runners > cpus:  # RLlib waits for every runner's CPU without a time limit
+        print(f"warning: --runners {args.runners} needs {args.runners} CPUs and Ray has {cpus:.0f}: the start waits until "
+              f"nodes with the rest join (give --runners {int(cpus)} or fewer to start now)", flush=True)
     with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel: 3-20 s, "
                f"30-120 s the first time, when they compile it)"):
         algo = config.build_algo()
