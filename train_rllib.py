@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import json
 import math
 import os
 import shutil
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -220,14 +222,26 @@ def main(argv: list[str] | None = None) -> int:
     # clusters, where a node can go away, and a restartable runner makes Ray log an error-level line at every start
     # (RLlib always passes runners their config through the object store).
     config.fault_tolerance(restart_failed_env_runners=bool(args.address))
+    # The learner's seeding (RLlib calls torch.use_deterministic_algorithms) imports torch's compiler, about 2 s on
+    # 2 cores: imported in a thread, it loads while this process waits for Ray's processes to start.
+    threading.Thread(target=importlib.import_module, args=("torch._inductor.config",), daemon=True).start()
     started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
     if started_ray:
         where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
-        with phase(f"{where} (10-60 s)"):
+        with phase(f"{where} (5-60 s)"):
             ray.init(address=args.address or None, include_dashboard=False)
-    print(f"Ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
-    with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel; 20-120 s)"):
+    cpus = ray.cluster_resources().get("CPU", 0)
+    print(f"Ray: {cpus:.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
+    if args.runners > cpus:  # RLlib waits for every runner's CPU without a time limit
+        print(f"warning: --runners {args.runners} needs {args.runners} CPUs and Ray has {cpus:.0f}: the start waits until "
+              f"nodes with the rest join (give --runners {int(cpus)} or fewer to start now)", flush=True)
+    with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel: 3-20 s, "
+               f"30-120 s the first time, when they compile it)"):
         algo = config.build_algo()
+    if args.runners:
+        nodes = runner_nodes(algo)
+        print(f"env runners on {len(set(nodes))} node(s): " + ", ".join(
+            f"{node} ({nodes.count(node)})" for node in sorted(set(nodes))), flush=True)
     trained = LEARNER_POLICY if args.league else SHARED_POLICY
     if checkpoint:
         algo.restore_from_path(os.path.abspath(checkpoint))
@@ -238,24 +252,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.train_batch} env steps, then PPO's update; a line per iteration", flush=True)
     try:  # the algorithm and a Ray this script started are stopped however the run ends
         try:
-            for iteration in range(done["iterations"] + 1, args.iterations + 1):
-                start = time.perf_counter()
-                result = algo.train()
-                seconds = time.perf_counter() - start
-                sampled = result["env_runners"].get("num_env_steps_sampled", 0)
-                done = {"iterations": iteration, "env_steps": done["env_steps"] + int(sampled),
-                        "seconds": round(done["seconds"] + seconds, 3)}
-                length = result["env_runners"].get("episode_len_mean", float("nan"))
-                losses = result["learners"][trained]
-                timers = result.get("timers", {})
-                print(f"iter {iteration:4d}  env steps {sampled:7.0f}  {sampled / seconds:8.0f} steps/s  "
-                      f"(sample {timers.get('env_runner_sampling_timer', float('nan')):5.1f} s, "
-                      f"learn {timers.get('learner_update_timer', float('nan')):5.1f} s)  "
-                      f"round length {length:7.1f}  policy loss {losses['policy_loss']:+.4f}  "
-                      f"value loss {losses['vf_loss']:.4f}  entropy {losses['entropy']:.3f}"
-                      + (f"  refreshed {result['league_refreshed']}" if "league_refreshed" in result else ""), flush=True)
-                if args.checkpoint_every and iteration % args.checkpoint_every == 0 and iteration < args.iterations:
-                    save_checkpoint(algo, args, done)
+            done = train(algo, args, done, trained)
         except KeyboardInterrupt:
             path = save_checkpoint(algo, args, done)
             print(f"\ninterrupted after iteration {done['iterations']}: checkpoint {path}\n"
@@ -263,17 +260,52 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         print(f"checkpoint: {save_checkpoint(algo, args, done)}")
         if args.eval_rounds:
-            policy = RLModulePolicy(algo.get_module(trained), args.players, scale_observations=args.scale_observations)
-            for name in ("random", "heuristic"):
-                opponent = agents.load(name, num_players=args.players, seed=args.seed)
-                rates = win_rate(policy, opponent, num_players=args.players, rounds=args.eval_rounds, seed=args.seed, **rules)
-                print(f"win rate against {name:9s}: {rates['win_rate']:.3f} [{rates['low']:.3f}, {rates['high']:.3f}] "
-                      f"(fair share {1 / args.players:.3f}, {args.eval_rounds} rounds)")
+            evaluate(RLModulePolicy(algo.get_module(trained), args.players, scale_observations=args.scale_observations),
+                     args, rules)
         return 0
     finally:
         algo.stop()
         if started_ray:
             ray.shutdown()
+
+
+def train(algo, args: Args, done: dict, trained: str) -> dict:
+    """PPO iterations up to --iterations, a line each, checkpoints every --checkpoint-every; returns what is done
+    (kept up to date in ``done`` itself, so that Ctrl-C saves the last whole iteration)."""
+    for iteration in range(done["iterations"] + 1, args.iterations + 1):
+        start = time.perf_counter()
+        result = algo.train()
+        seconds = time.perf_counter() - start
+        sampled = result["env_runners"].get("num_env_steps_sampled", 0)
+        done.update({"iterations": iteration, "env_steps": done["env_steps"] + int(sampled),
+                     "seconds": round(done["seconds"] + seconds, 3)})
+        length = result["env_runners"].get("episode_len_mean", float("nan"))
+        losses = result["learners"][trained]
+        timers = result.get("timers", {})
+        print(f"iter {iteration:4d}  env steps {sampled:7.0f}  {sampled / seconds:8.0f} steps/s  "
+              f"(sample {timers.get('env_runner_sampling_timer', float('nan')):5.1f} s, "
+              f"learn {timers.get('learner_update_timer', float('nan')):5.1f} s)  "
+              f"round length {length:7.1f}  policy loss {losses['policy_loss']:+.4f}  "
+              f"value loss {losses['vf_loss']:.4f}  entropy {losses['entropy']:.3f}"
+              + (f"  refreshed {result['league_refreshed']}" if "league_refreshed" in result else ""), flush=True)
+        if args.checkpoint_every and iteration % args.checkpoint_every == 0 and iteration < args.iterations:
+            save_checkpoint(algo, args, done)
+    return done
+
+
+def runner_nodes(algo) -> list[str]:
+    """The Ray node id of each remote env runner, in runner order (healthy runners only)."""
+    return algo.env_runner_group.foreach_env_runner(lambda runner: ray.get_runtime_context().get_node_id(),
+                                                    local_env_runner=False)
+
+
+def evaluate(policy, args: Args, rules: dict) -> None:
+    """Win rates of the trained policy, played greedily, against the random and heuristic players."""
+    for name in ("random", "heuristic"):
+        opponent = agents.load(name, num_players=args.players, seed=args.seed)
+        rates = win_rate(policy, opponent, num_players=args.players, rounds=args.eval_rounds, seed=args.seed, **rules)
+        print(f"win rate against {name:9s}: {rates['win_rate']:.3f} [{rates['low']:.3f}, {rates['high']:.3f}] "
+              f"(fair share {1 / args.players:.3f}, {args.eval_rounds} rounds)")
 
 
 if __name__ == "__main__":

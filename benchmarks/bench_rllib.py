@@ -2,7 +2,7 @@
 and how sampling scales with runner processes.
 
     pip install -e ".[rllib]"
-    python benchmarks/bench_rllib.py                # about 3 minutes on 2 cores
+    python benchmarks/bench_rllib.py                # about a minute on 2 cores
     python benchmarks/bench_rllib.py --profile      # also where one runner's time goes (cProfile)
 
 An env step is one decision in one game (RLlib's ``num_env_steps_sampled``).

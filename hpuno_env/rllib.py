@@ -42,8 +42,9 @@ its next observation, so RLlib credits it to that seat's last action.
 
 from __future__ import annotations
 
+import collections
 import logging
-
+import random
 import zlib
 from typing import Any
 from collections.abc import Sequence
@@ -63,6 +64,16 @@ try:
     from ray.rllib.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
     from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
     from ray.rllib.core.columns import Columns
+    from ray.rllib.utils.metrics import (
+        NUM_AGENT_STEPS_SAMPLED,
+        NUM_AGENT_STEPS_SAMPLED_LIFETIME,
+        NUM_ENV_STEPS_SAMPLED,
+        NUM_ENV_STEPS_SAMPLED_LIFETIME,
+        NUM_EPISODES,
+        NUM_EPISODES_LIFETIME,
+        NUM_MODULE_STEPS_SAMPLED,
+        NUM_MODULE_STEPS_SAMPLED_LIFETIME,
+    )
     from ray.rllib.utils.torch_utils import FLOAT_MIN
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 except ImportError as error:  # pragma: no cover - depends on the installation
@@ -303,7 +314,55 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
 
     The game options come from ``config.env_config``; RLlib's env check (unless
     ``disable_env_checking``) runs on one ``HPUnoMultiAgentEnv``.
+
+    Seeding is RLlib's (Python's, numpy's and torch's generators from ``config.seed`` plus
+    the runner's index, the games' first reset from the same number) without its
+    ``torch.use_deterministic_algorithms(True)``: that call imports torch's compiler
+    (``torch._inductor``, about 2 s of every runner's start on a 2-core machine), and the
+    runner's CPU forward passes draw the same numbers with or without it. The sampled step
+    counts RLlib logs are counted and logged once per ``sample()`` (``_increase_sampled_metrics``).
     """
+
+    def __init__(self, *, config, **kwargs):
+        self._sampled = collections.Counter()  # what _increase_sampled_metrics counted since the last log
+        seed = config.seed
+        unseeded = config.copy(copy_frozen=False)
+        unseeded.seed = None
+        super().__init__(config=unseeded, **kwargs)
+        self.config.seed = seed
+        if seed is not None:  # the number RLlib's EnvRunner.__init__ computes
+            self._seed = int(seed + (self.worker_index or 0) + 1e6 * self.config.in_evaluation)
+            random.seed(self._seed)
+            np.random.seed(self._seed)
+            torch.manual_seed(self._seed)
+
+    def _increase_sampled_metrics(self, num_steps, next_obs, episode):
+        """Counts what RLlib's own method logs, for ``_sample`` to log once: RLlib logs six values per
+        env step (a quarter of ``sample()``'s time with 64 games, in ``MetricsLogger.log_value``). Both
+        methods override private ones of RLlib 2.60's ``MultiAgentEnvRunner``; ``tests/env/test_rllib.py``
+        checks the counts logged."""
+        sampled = self._sampled
+        sampled[NUM_ENV_STEPS_SAMPLED] += num_steps
+        sampled[NUM_EPISODES] += episode.is_done
+        for agent in next_obs:
+            sampled[NUM_AGENT_STEPS_SAMPLED, str(agent)] += 1
+            sampled[NUM_MODULE_STEPS_SAMPLED, episode.module_for(agent)] += 1
+        return num_steps
+
+    def _sample(self, **kwargs):
+        try:
+            return super()._sample(**kwargs)
+        finally:  # the counts of ``_increase_sampled_metrics``, under RLlib's names and reductions
+            lifetime = {NUM_ENV_STEPS_SAMPLED: NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_EPISODES: NUM_EPISODES_LIFETIME,
+                        NUM_AGENT_STEPS_SAMPLED: NUM_AGENT_STEPS_SAMPLED_LIFETIME,
+                        NUM_MODULE_STEPS_SAMPLED: NUM_MODULE_STEPS_SAMPLED_LIFETIME}
+            for key, count in self._sampled.items():
+                name, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+                if count or name == NUM_ENV_STEPS_SAMPLED:
+                    self.metrics.log_value((name, *rest) if rest else name, count, reduce="sum")
+                    self.metrics.log_value((lifetime[name], *rest) if rest else lifetime[name], count,
+                                           reduce="lifetime_sum", with_throughput=name == NUM_ENV_STEPS_SAMPLED)
+            self._sampled.clear()
 
     def make_env(self):
         if self.env is not None:

@@ -198,6 +198,29 @@ def test_ppo_trains_one_iteration_with_a_worker_process(local_ray):
         algo.stop()
 
 
+def test_batched_runner_logs_rllibs_sample_counts_once_per_sample():
+    """HPUnoEnvRunner logs the step, episode, agent and module counts RLlib's MultiAgentEnvRunner logs
+    (overriding its private ``_increase_sampled_metrics``), one value per sample() instead of six per step."""
+    from hpuno_env.rllib import HPUnoEnvRunner
+
+    config = ppo_config(2, runners=0, games_per_runner=8, hidden=(16,), voluntary_draw=False, max_turns=200, seed=5)
+    runner = HPUnoEnvRunner(config=config)
+    try:
+        episodes = runner.sample(num_timesteps=2000)
+        metrics = runner.get_metrics()
+    finally:
+        runner.stop()
+    env_steps = sum(episode.env_steps() for episode in episodes)
+    finished = sum(episode.is_done for episode in episodes)
+    assert finished >= 2
+    assert metrics["num_env_steps_sampled"].peek() == env_steps == metrics["num_env_steps_sampled_lifetime"].peek()
+    assert metrics["num_episodes"].peek() == finished
+    # an agent step is an observation handed out: one a step, and every seat's last view when a game ends
+    agent_steps = {agent: stats.peek() for agent, stats in metrics["num_agent_steps_sampled"].items()}
+    assert sorted(agent_steps) == ["player_0", "player_1"] and sum(agent_steps.values()) == env_steps + finished
+    assert metrics["num_module_steps_sampled"]["shared"].peek() == env_steps + finished
+
+
 def load_train_rllib():
     import importlib.util
     import pathlib
