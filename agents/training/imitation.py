@@ -57,6 +57,7 @@ class Progress:
             raise ValueError(f"progress must be None, 'bar' or 'lines', got {how!r}")
         self.how, self.description, self.total, self.unit, self.done = how, description, total, unit, 0
         self.started = time.perf_counter()
+        self.first = None  # (time, count) of the first update
         self.next_line = self.started + PROGRESS_LINE_SECONDS
         self.bar = tqdm(total=total, desc=description, unit=unit, unit_scale=True, dynamic_ncols=True) if how == "bar" else None
 
@@ -65,12 +66,22 @@ class Progress:
         self.done += count
         if self.bar is not None:
             self.bar.update(count)
-        elif self.how == "lines" and time.perf_counter() >= self.next_line:
-            elapsed = time.perf_counter() - self.started
-            left = elapsed * (self.total - self.done) / max(self.done, 1)
-            print(f"{self.description}: {self.done:,} of {self.total:,} {self.unit} ({elapsed:.0f} s, about {left:.0f} s to go)",
-                  flush=True)
-            self.next_line = time.perf_counter() + PROGRESS_LINE_SECONDS
+        elif self.how == "lines":
+            self._line()
+
+    def _line(self) -> None:
+        """A line at most every PROGRESS_LINE_SECONDS. The time left is read from the rate since the first update:
+        the time before it (a first compile of the kernel, say) says nothing about the rate."""
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = (now, self.done)
+        if now < self.next_line:
+            return
+        since, done_then = self.first
+        left = (f"about {(now - since) * (self.total - self.done) / (self.done - done_then):.0f} s to go"
+                if self.done > done_then else "the time left is measured from here")
+        print(f"{self.description}: {self.done:,} of {self.total:,} {self.unit} ({now - self.started:.0f} s, {left})", flush=True)
+        self.next_line = now + PROGRESS_LINE_SECONDS
 
     def close(self) -> None:
         if self.bar is not None:
