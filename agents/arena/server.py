@@ -148,14 +148,7 @@ class Arena:
         return game
 
     def game(self, game_id: str, authorization: str | None) -> Game:
-        with self.lock:
-            game = self.games.get(game_id)
-            if game is not None:
-                check_secret(game.token, authorization)
-                game.touched = self.clock()
-        if game is None:
-            raise ArenaError(f"no live game {game_id[:40]!r} (unknown, or dropped after {self.idle_seconds:.0f} s idle)", 404)
-        return game
+        return self._live(self.games, game_id, authorization, "live game")
 
     def view(self, game_id: str, authorization: str | None) -> dict:
         game = self.game(game_id, authorization)
@@ -185,14 +178,18 @@ class Arena:
             return game.spectator_view()
 
     def replay(self, replay_id: str, authorization: str | None) -> ReplaySession:
+        return self._live(self.replays, replay_id, authorization, "replay")
+
+    def _live(self, table: dict, key: str, authorization: str | None, what: str):
+        """A live game or replay by its id, its secret checked and its idle clock restarted; else a 404."""
         with self.lock:
-            replay = self.replays.get(replay_id)
-            if replay is not None:
-                check_secret(replay.token, authorization)
-                replay.touched = self.clock()
-        if replay is None:
-            raise ArenaError(f"no replay {replay_id[:40]!r} (unknown, or dropped after {self.idle_seconds:.0f} s idle)", 404)
-        return replay
+            found = table.get(key)
+            if found is not None:
+                check_secret(found.token, authorization)
+                found.touched = self.clock()
+        if found is None:
+            raise ArenaError(f"no {what} {key[:40]!r} (unknown, or dropped after {self.idle_seconds:.0f} s idle)", 404)
+        return found
 
     def add_replay(self, record, name: str) -> ReplaySession:
         self.sweep()
