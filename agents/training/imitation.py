@@ -159,20 +159,23 @@ def _logits_and_values(policy, observations: torch.Tensor, masks: torch.Tensor) 
     return logits, policy.value_net(latent_vf)[:, 0]
 
 
-def _observation_format(model, num_players: int, scale_observations: bool) -> ObservationFormat:
-    """The training env's observation format, checked against the model's observation space."""
-    observation_format = ObservationFormat(num_players, np.float32, scale_observations)
+def _observation_format(model, num_players: int, scale_observations: bool, given=None):
+    """The training env's observation format (``given``, or the per-count one), checked against the model's space.
+
+    A given format is a callable from the stored int8 rows to the model's float32 inputs, with a ``space``."""
+    observation_format = given if given is not None else ObservationFormat(num_players, np.float32, scale_observations)
     if model.observation_space.shape != observation_format.space.shape:
-        raise ValueError(f"model observes shape {model.observation_space.shape}, but {num_players}-player observations "
+        raise ValueError(f"model observes shape {model.observation_space.shape}, but the demonstrations' observations "
                          f"have shape {observation_format.space.shape}")
     return observation_format
 
 
 def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observations: bool = False, epochs: int = 5,
         batch_size: int = 1024, learning_rate: float = 1e-3, value_coef: float = 0.5, seed: int = 0,
-        progress: Callable[[int], None] | None = None) -> list[dict]:
+        progress: Callable[[int], None] | None = None, observation_format=None) -> list[dict]:
     """Fit the model's actor to the teacher's actions and its critic to the returns, in place; ``progress(1)`` is
-    told of each minibatch.
+    told of each minibatch. ``observation_format``: how the stored rows become the model's inputs, when they are
+    not ``num_players``-player observations (the universal ones, say).
 
     Returns one row per epoch: mean loss and the agreement with the teacher over
     that epoch's minibatches (measured while fitting, on the fitted decisions).
@@ -181,7 +184,7 @@ def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observ
     batch_size = check_positive_int(batch_size, "batch_size")
     if not isinstance(demonstrations, Demonstrations) or len(demonstrations) == 0:
         raise ValueError("demonstrations must be a non-empty Demonstrations (from collect)")
-    observation_format = _observation_format(model, num_players, scale_observations)
+    observation_format = _observation_format(model, num_players, scale_observations, observation_format)
     policy = model.policy
     device = policy.device  # the demonstrations stay in host memory; each minibatch goes to the model's device
     policy.set_training_mode(True)
@@ -213,9 +216,9 @@ def fit(model, demonstrations: Demonstrations, num_players: int, *, scale_observ
 
 
 def agreement(model, demonstrations: Demonstrations, num_players: int, *, scale_observations: bool = False,
-              batch_size: int = 8192) -> float:
+              batch_size: int = 8192, observation_format=None) -> float:
     """The fraction of decisions on which the model's greedy (highest-logit legal) action is the teacher's."""
-    observation_format = _observation_format(model, num_players, scale_observations)
+    observation_format = _observation_format(model, num_players, scale_observations, observation_format)
     same = 0
     device = model.policy.device
     with torch.no_grad():

@@ -11,28 +11,36 @@ evaluation (``--final-rounds`` per table) goes into the agent file's metadata.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import shlex
 import sys
 import time
 
+import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.utils import ConstantSchedule
 from stable_baselines3.common.vec_env import VecMonitor
 
 from agents import players
 from agents._cli import error_lines, rules_from_options
 from agents.evaluation.rounds import win_rate
+from agents.training import imitation
 from agents.training.agent_file import export, live_agent
 from agents.training.model import new_model
-from agents.training.options import Args, learning_rate, training_device, update_threads
-from agents.training.run_folder import CsvLog, FolderLock, checkpoint_state, prepare_folder, save_checkpoint, write_json
+from agents.training.options import Args, training_device, update_threads
+from agents.training.precision import training_precision, use_precision
+from agents.training.run_folder import CsvLog, FolderLock, checkpoint_state, earlier_commands, prepare_folder, run_config, save_checkpoint, write_json
 from hpuno_env.mixture_env import HPUnoMixtureVecEnv, MixtureTable
 from hpuno_env.options import check_num_players
-from hpuno_env.universal import universal_scale
+from hpuno_env.universal import universal_observation, universal_scale
 
 # The tables of --recipe universal: every player count a table is likely to have, 7 and 9 left to generalisation.
 UNIVERSAL_TABLES = "2,3,4,5,6,8,10"
+# The step stays at --learning-rate for this share of the run before any annealing: the champion recipe's shape.
+ANNEAL_FROM = 0.25
 UNIVERSAL_EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "players", "opponent", "win_rate", "low", "high", "rounds",
                                 "training_win_rate", "training_episodes"]
 
@@ -68,10 +76,57 @@ def train_universal(args: Args, argv: list[str]) -> int:
 
 def _model(args: Args, env, device: str, checkpoint: str) -> MaskablePPO:
     if args.resume:
-        model = MaskablePPO.load(checkpoint, device=device, learning_rate=learning_rate(args), n_envs=env.num_envs)
+        model = MaskablePPO.load(checkpoint, device=device, learning_rate=args.learning_rate, n_envs=env.num_envs)
         model.set_env(env)  # checks the spaces: ValueError if they differ
         return model
     return new_model(args, env, device)
+
+
+def step_size(args: Args, timesteps: int) -> float:
+    """The step at ``timesteps`` into the run: --learning-rate to ANNEAL_FROM of --timesteps, then linear to
+    --final-learning-rate at the end (constant without one)."""
+    if args.final_learning_rate is None:
+        return args.learning_rate
+    done = min(1.0, max(0.0, (timesteps / args.timesteps - ANNEAL_FROM) / (1 - ANNEAL_FROM)))
+    return args.learning_rate + done * (args.final_learning_rate - args.learning_rate)
+
+
+class UniversalFormat:
+    """Stored universal int8 rows -> the network's float32 inputs (scaled by ``universal_scale``), for imitation."""
+
+    def __init__(self, space):
+        self.space, self.scale = space, universal_scale()
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        return rows.astype(np.float32) * self.scale
+
+
+def universal_demonstrations(tables: list[int], rules: dict, decisions: int, seed: int) -> imitation.Demonstrations:
+    """The heuristic's decisions at every table (``decisions`` shared equally), in universal observations."""
+    parts = []
+    for index, count in enumerate(tables):
+        teacher = players.load("heuristic", num_players=count, seed=seed + 100 * index)
+        part = imitation.collect(teacher, count, max(1, decisions // len(tables)), seed=seed + 100 * index + 1, **rules)
+        parts.append(dataclasses.replace(part, observations=universal_observation(part.observations, count, rules)))
+    return imitation.Demonstrations(*(np.concatenate([getattr(part, name) for part in parts])
+                                      for name in ("observations", "masks", "actions", "returns")))
+
+
+def warm_start(model: MaskablePPO, args: Args, tables: list[int], rules: dict) -> dict:
+    """Fit a fresh model to the heuristic at every table; config.json's record of it (agreement on other games)."""
+    started = time.perf_counter()
+    print(f"warm start: collecting {args.warm_start_decisions:,} heuristic decisions over tables of {tables} players", flush=True)
+    fitted = universal_demonstrations(tables, rules, args.warm_start_decisions, args.seed + 11)
+    held_out = universal_demonstrations(tables, rules, max(args.warm_start_decisions // 10, 512 * len(tables)), args.seed + 13)
+    observation_format = UniversalFormat(model.observation_space)
+    print(f"warm start: fitting them ({args.warm_start_epochs} epochs, {time.perf_counter() - started:.0f} s so far)", flush=True)
+    history = imitation.fit(model, fitted, 0, epochs=args.warm_start_epochs, seed=args.seed + 12,
+                            observation_format=observation_format)
+    share = imitation.agreement(model, held_out, 0, observation_format=observation_format)
+    seconds = time.perf_counter() - started
+    print(f"warm start: agrees with the heuristic on {share:.1%} of {len(held_out):,} decisions of other games "
+          f"({seconds:.0f} s)", flush=True)
+    return {"teacher": "heuristic", "decisions": len(fitted), "epochs": history, "agreement": share, "seconds": seconds}
 
 
 def _train_in_folder(args: Args, argv: list[str], tables: list[int]) -> int:
@@ -83,35 +138,49 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[int]) -> int:
     args.envs = game_env.num_envs  # new_model sizes the minibatch by it
     checkpoint = os.path.join(args.out, "checkpoint.zip")
     state = checkpoint_state(args.out) if args.resume else {}
-    model = _model(args, VecMonitor(game_env), device, checkpoint)
-    command = shlex.join(["python", "train.py", *argv])
-    write_json(os.path.join(args.out, "config.json"), {"options": vars(args), "tables": tables, "rules_options": rules,
-                                                        "command": command, "universal": True})
-    evaluations = CsvLog(os.path.join(args.out, "table_evaluations.csv"), UNIVERSAL_EVALUATION_COLUMNS, append=args.resume)
     started = time.time() - state.get("wall_seconds", 0.0)
-    next_evaluation = (model.num_timesteps // args.eval_every + 1) * args.eval_every if args.eval_every else None
+    model = _model(args, VecMonitor(game_env), device, checkpoint)
+    precision = training_precision(args.precision, device)
+    use_precision(model.policy, precision)  # before the warm start, which fits the same layers
+    command = shlex.join(["python", "train.py", *argv])
+    config_path = os.path.join(args.out, "config.json")
+    earlier = run_config(args.out) if args.resume else {}
+    config = {"options": vars(args), "tables": tables, "rules_options": rules, "command": command, "universal": True,
+              "precision": precision, "commands": [*earlier_commands(earlier), command],
+              **({"warm_start": earlier["warm_start"]} if "warm_start" in earlier else {})}
+    warm_started = args.warm_start != "none" and not args.resume
+    if warm_started:
+        config["warm_start"] = warm_start(model, args, tables, rules)
+    write_json(config_path, config)
+    evaluations = CsvLog(os.path.join(args.out, "table_evaluations.csv"), UNIVERSAL_EVALUATION_COLUMNS, append=args.resume)
+    evaluate = functools.partial(_evaluate, model, game_env, tables, rules, seed=args.seed, log=evaluations)
     print(f"training {max(0, args.timesteps - model.num_timesteps)} steps on tables of {tables} players, "
           f"{game_env.num_envs} games, output {args.out}", flush=True)
+    if warm_started and args.eval_every:  # the learning curve's first point: the warm start alone
+        evaluate(args.eval_rounds, time.time() - started)
+    next_evaluation = (model.num_timesteps // args.eval_every + 1) * args.eval_every if args.eval_every else None
     while model.num_timesteps < args.timesteps:
         chunk = min(args.checkpoint_every, args.timesteps - model.num_timesteps)
+        model.lr_schedule = ConstantSchedule(step_size(args, model.num_timesteps))
         model.learn(chunk, reset_num_timesteps=False)
         save_checkpoint(args.out, model, None, time.time() - started)
         if next_evaluation is not None and model.num_timesteps >= next_evaluation:
             next_evaluation += args.eval_every
-            _evaluate(model, game_env, tables, rules, args.eval_rounds, args.seed, evaluations, time.time() - started)
-    final = _evaluate(model, game_env, tables, rules, args.final_rounds, args.seed, evaluations, time.time() - started)
+            evaluate(args.eval_rounds, time.time() - started)
+    final = evaluate(args.final_rounds, time.time() - started)
     path = os.path.join(args.out, "agent.safetensors")
     export(model, path, universal=True, rules_options=rules, observation_scale=universal_scale(),
-           training={"command": command, "tables": tables, "wall_seconds": time.time() - started},
+           training={"command": command, "commands": config["commands"], "tables": tables, "wall_seconds": time.time() - started},
            evaluation={"rounds": args.final_rounds, "tables": final})
     print(f"\nagent: {path}  (agents.load({path!r}, num_players=N) for any N in 2..10)", flush=True)
     return 0
 
 
-def _evaluate(model, game_env, tables, rules, rounds, seed, log: CsvLog, wall_seconds: float) -> dict:
+def _evaluate(model, game_env, tables, rules, rounds, wall_seconds: float, *, seed: int, log: CsvLog) -> dict:
     """The learner's win rate at each table against the heuristic (and in training since the last evaluation),
     written to table_evaluations.csv and printed; returns {players: result}."""
-    torch.set_num_threads(1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small batches of rounds: more threads only contend
     training = {row["num_players"]: row for row in game_env.table_stats()}
     game_env.reset_table_stats()
     results = {}
@@ -125,4 +194,5 @@ def _evaluate(model, game_env, tables, rules, rounds, seed, log: CsvLog, wall_se
                    "training_episodes": training[count]["episodes"]})
     print(f"{model.num_timesteps} steps: win rate against the heuristic by players "
           + ", ".join(f"{count}p {results[str(count)]['win_rate']:.1%} (fair {1 / count:.0%})" for count in tables), flush=True)
+    torch.set_num_threads(threads)
     return results
