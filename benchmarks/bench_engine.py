@@ -47,6 +47,7 @@ import numpy as np
 
 import hpuno_env
 from hpuno_env import VectorEngine
+from hpuno_env.options import ALL_HOUSE_RULES
 
 
 def parse_args():
@@ -80,8 +81,7 @@ def parse_args():
 # ---------------------------------------------------------------- the engine
 
 
-# Every house rule on (docs/rules.md §15), with the Harry Potter deck: the Sorting Hat's drawing stays in.
-ALL_HOUSE_RULES = {"stacking": "mixed", "jump_in": True, "seven_zero": True, "draw_until_playable": True, "forced_play": True}
+# Every house rule on (docs/rules.md §15), ALL_HOUSE_RULES, with the Harry Potter deck: the Sorting Hat's drawing stays in.
 HOUSE_RULES_STEPS = (400, 25, 40)  # untimed warm-up steps, steps per timed chunk, chunks per engine
 
 

@@ -24,6 +24,8 @@ STACKING_MODES = ("none", "draw2", "draw4", "both", "mixed")
 # The house rules' options (docs/rules.md §15). Each is off at its default, so anything saved before
 # they existed (a game record, an agent file) was played with them at their defaults.
 HOUSE_RULE_OPTIONS = ("deck", "stacking", "jump_in", "seven_zero", "draw_until_playable", "forced_play")
+# Every house rule on, on the Harry Potter deck (add deck="classic" for the other): the evaluations' "house rules".
+ALL_HOUSE_RULES = {"stacking": "mixed", "jump_in": True, "seven_zero": True, "draw_until_playable": True, "forced_play": True}
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ class Args:
     tables: str = option("", "train one agent for every table: player counts separated by commas, e.g. 2,3,6, each a table of "
                              "--envs / (tables) games in the universal observation (agents/training/universal.py; "
                              "--recipe universal sets 2,3,4,5,6,8,10). Empty: one table of --players")
+    house_tables: str = option("", "with --tables: also two tables of each of these player counts with every house rule on, "
+                                   "one on each deck (hpuno_env.options.ALL_HOUSE_RULES; --recipe universal sets 2,4)")
     timesteps: int = option(300_000, "learner decisions to train for in all, rounded up to whole rollouts; a resumed run counts its checkpoint's")
     envs: int = option(128, "games stepped together in one engine (the learner plays one seat of each)")
     opponent: str = option("random", "who plays the other seats: random, random-play, heuristic, self (the live weights, "
@@ -222,6 +224,8 @@ def _choices_problem(args: Args) -> str | None:
     problem = rules_problem(args.rule, args.rules)
     if problem:
         return problem
+    if args.house_tables and not (args.tables or args.recipe == "universal"):
+        return "--house-tables adds tables to a universal run: give --tables too (or --recipe universal)"
     try:
         mixture = opponent_mixture(args.opponent)
     except ValueError as error:

@@ -2,11 +2,18 @@
 a mixture of tables (``hpuno_env.mixture_env.HPUnoMixtureVecEnv``) in the universal observation and exports a
 universal agent file, which ``agents.load`` reads at any player count.
 
-A skeleton of the recipe: PPO against the heuristic at every table, no warm start and no league yet. It runs in
-chunks of ``--checkpoint-every`` steps, each ending with an atomic checkpoint (``--resume`` goes on from the
-last), and every ``--eval-every`` steps writes the learner's win rate per table to table_evaluations.csv: against the
-heuristic in ``--eval-rounds`` rounds of that table, and in training since the last evaluation. The final
-evaluation (``--final-rounds`` per table) goes into the agent file's metadata.
+The tables are ``--tables`` under the run's rules and, for each count of ``--house-tables``, two with every
+house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; each has --envs / (tables) games.
+
+A fresh network is first fitted to the heuristic's decisions at every table (``--warm-start``, the
+``--warm-start-decisions`` shared equally among the tables); then PPO plays the heuristic at every table, the
+learner in a random seat. The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
+``--final-learning-rate`` it then falls linearly to that value at the run's end (set per chunk, so in steps).
+The run goes in chunks of ``--checkpoint-every`` steps, each ending with an atomic checkpoint (``--resume`` goes
+on from the last), and every ``--eval-every`` steps writes the learner's win rate per table to
+table_evaluations.csv: against the heuristic in ``--eval-rounds`` rounds of that table, and in training since
+the last evaluation (the first row is the warm start's). The final evaluation (``--final-rounds`` per table)
+goes into the agent file's metadata.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import os
 import shlex
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -34,32 +42,54 @@ from agents.training.options import Args, training_device, update_threads
 from agents.training.precision import training_precision, use_precision
 from agents.training.run_folder import CsvLog, FolderLock, checkpoint_state, earlier_commands, prepare_folder, run_config, save_checkpoint, write_json
 from hpuno_env.mixture_env import HPUnoMixtureVecEnv, MixtureTable
-from hpuno_env.options import check_num_players
+from hpuno_env.options import ALL_HOUSE_RULES, check_num_players
 from hpuno_env.universal import universal_observation, universal_scale
 
 # The tables of --recipe universal: every player count a table is likely to have, 7 and 9 left to generalisation.
 UNIVERSAL_TABLES = "2,3,4,5,6,8,10"
 # The step stays at --learning-rate for this share of the run before any annealing: the champion recipe's shape.
 ANNEAL_FROM = 0.25
-UNIVERSAL_EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "players", "opponent", "win_rate", "low", "high", "rounds",
+UNIVERSAL_EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "table", "players", "opponent", "win_rate", "low", "high", "rounds",
                                 "training_win_rate", "training_episodes"]
 
 
-def parse_tables(text: str) -> list[int]:
-    """'2,3,6' -> [2, 3, 6], each a checked player count; ValueError naming --tables."""
+@dataclass(frozen=True)
+class TrainingTable:
+    """A table of the mixture as the recipe names it: "4" (the run's rules), "4 house" (every house rule on, Harry
+    Potter deck) or "4 house classic" (every house rule on, classic deck)."""
+
+    label: str
+    num_players: int
+    rules: dict
+
+
+def training_tables(counts: list[int], house_counts: list[int], rules: dict) -> list[TrainingTable]:
+    """A table of each of ``counts`` under ``rules``, then two of each of ``house_counts`` with every house rule on."""
+    tables = [TrainingTable(str(count), count, dict(rules)) for count in counts]
+    for count in house_counts:
+        tables.append(TrainingTable(f"{count} house", count, {**rules, **ALL_HOUSE_RULES}))
+        tables.append(TrainingTable(f"{count} house classic", count, {**rules, **ALL_HOUSE_RULES, "deck": "classic"}))
+    return tables
+
+
+def parse_tables(text: str, flag: str = "--tables") -> list[int]:
+    """'2,3,6' -> [2, 3, 6], each a checked player count ('' -> []); ValueError naming ``flag``."""
+    if not text:
+        return []
     try:
         counts = [check_num_players(int(part)) for part in text.split(",")]
     except ValueError as error:
-        raise ValueError(f"--tables must be player counts 2..10 separated by commas, got {text!r} ({error})") from None
+        raise ValueError(f"{flag} must be player counts 2..10 separated by commas, got {text!r} ({error})") from None
     if len(set(counts)) != len(counts):
-        raise ValueError(f"--tables names a player count twice: {text!r}")
+        raise ValueError(f"{flag} names a player count twice: {text!r}")
     return counts
 
 
 def train_universal(args: Args, argv: list[str]) -> int:
     """One universal run in its run folder (held by a FolderLock); the exit status."""
     try:
-        tables = parse_tables(args.tables or UNIVERSAL_TABLES)
+        tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
+                                 rules_from_options(args.rule, args.rules))
     except ValueError as error:
         print(error_lines("train.py", str(error)), end="", file=sys.stderr)
         return 2
@@ -101,23 +131,24 @@ class UniversalFormat:
         return rows.astype(np.float32) * self.scale
 
 
-def universal_demonstrations(tables: list[int], rules: dict, decisions: int, seed: int) -> imitation.Demonstrations:
+def universal_demonstrations(tables: list[TrainingTable], decisions: int, seed: int) -> imitation.Demonstrations:
     """The heuristic's decisions at every table (``decisions`` shared equally), in universal observations."""
     parts = []
-    for index, count in enumerate(tables):
-        teacher = players.load("heuristic", num_players=count, seed=seed + 100 * index)
-        part = imitation.collect(teacher, count, max(1, decisions // len(tables)), seed=seed + 100 * index + 1, **rules)
-        parts.append(dataclasses.replace(part, observations=universal_observation(part.observations, count, rules)))
+    for index, table in enumerate(tables):
+        teacher = players.load("heuristic", num_players=table.num_players, seed=seed + 100 * index)
+        part = imitation.collect(teacher, table.num_players, max(1, decisions // len(tables)), seed=seed + 100 * index + 1,
+                                 **table.rules)
+        parts.append(dataclasses.replace(part, observations=universal_observation(part.observations, table.num_players, table.rules)))
     return imitation.Demonstrations(*(np.concatenate([getattr(part, name) for part in parts])
                                       for name in ("observations", "masks", "actions", "returns")))
 
 
-def warm_start(model: MaskablePPO, args: Args, tables: list[int], rules: dict) -> dict:
+def warm_start(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> dict:
     """Fit a fresh model to the heuristic at every table; config.json's record of it (agreement on other games)."""
     started = time.perf_counter()
-    print(f"warm start: collecting {args.warm_start_decisions:,} heuristic decisions over tables of {tables} players", flush=True)
-    fitted = universal_demonstrations(tables, rules, args.warm_start_decisions, args.seed + 11)
-    held_out = universal_demonstrations(tables, rules, max(args.warm_start_decisions // 10, 512 * len(tables)), args.seed + 13)
+    print(f"warm start: collecting {args.warm_start_decisions:,} heuristic decisions over {len(tables)} tables", flush=True)
+    fitted = universal_demonstrations(tables, args.warm_start_decisions, args.seed + 11)
+    held_out = universal_demonstrations(tables, max(args.warm_start_decisions // 10, 512 * len(tables)), args.seed + 13)
     observation_format = UniversalFormat(model.observation_space)
     print(f"warm start: fitting them ({args.warm_start_epochs} epochs, {time.perf_counter() - started:.0f} s so far)", flush=True)
     history = imitation.fit(model, fitted, 0, epochs=args.warm_start_epochs, seed=args.seed + 12,
@@ -129,12 +160,13 @@ def warm_start(model: MaskablePPO, args: Args, tables: list[int], rules: dict) -
     return {"teacher": "heuristic", "decisions": len(fitted), "epochs": history, "agreement": share, "seconds": seconds}
 
 
-def _train_in_folder(args: Args, argv: list[str], tables: list[int]) -> int:
+def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable]) -> int:
     torch.set_num_threads(update_threads(args.threads))
     device = training_device(args.device)
     rules = rules_from_options(args.rule, args.rules)
     per_table = max(1, args.envs // len(tables))
-    game_env = HPUnoMixtureVecEnv([MixtureTable(count, per_table, rules) for count in tables], seed=args.seed, scale_observations=True)
+    game_env = HPUnoMixtureVecEnv([MixtureTable(table.num_players, per_table, table.rules) for table in tables], seed=args.seed,
+                                  scale_observations=True)
     args.envs = game_env.num_envs  # new_model sizes the minibatch by it
     checkpoint = os.path.join(args.out, "checkpoint.zip")
     state = checkpoint_state(args.out) if args.resume else {}
@@ -145,16 +177,16 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[int]) -> int:
     command = shlex.join(["python", "train.py", *argv])
     config_path = os.path.join(args.out, "config.json")
     earlier = run_config(args.out) if args.resume else {}
-    config = {"options": vars(args), "tables": tables, "rules_options": rules, "command": command, "universal": True,
+    config = {"options": vars(args), "tables": [dataclasses.asdict(table) for table in tables], "rules_options": rules, "command": command, "universal": True,
               "precision": precision, "commands": [*earlier_commands(earlier), command],
               **({"warm_start": earlier["warm_start"]} if "warm_start" in earlier else {})}
     warm_started = args.warm_start != "none" and not args.resume
     if warm_started:
-        config["warm_start"] = warm_start(model, args, tables, rules)
+        config["warm_start"] = warm_start(model, args, tables)
     write_json(config_path, config)
     evaluations = CsvLog(os.path.join(args.out, "table_evaluations.csv"), UNIVERSAL_EVALUATION_COLUMNS, append=args.resume)
-    evaluate = functools.partial(_evaluate, model, game_env, tables, rules, seed=args.seed, log=evaluations)
-    print(f"training {max(0, args.timesteps - model.num_timesteps)} steps on tables of {tables} players, "
+    evaluate = functools.partial(_evaluate, model, game_env, tables, seed=args.seed, log=evaluations)
+    print(f"training {max(0, args.timesteps - model.num_timesteps)} steps on tables {', '.join(t.label for t in tables)}, "
           f"{game_env.num_envs} games, output {args.out}", flush=True)
     if warm_started and args.eval_every:  # the learning curve's first point: the warm start alone
         evaluate(args.eval_rounds, time.time() - started)
@@ -164,35 +196,37 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[int]) -> int:
         model.lr_schedule = ConstantSchedule(step_size(args, model.num_timesteps))
         model.learn(chunk, reset_num_timesteps=False)
         save_checkpoint(args.out, model, None, time.time() - started)
-        if next_evaluation is not None and model.num_timesteps >= next_evaluation:
+        if next_evaluation is not None and args.timesteps > model.num_timesteps >= next_evaluation:  # the last: below
             next_evaluation += args.eval_every
             evaluate(args.eval_rounds, time.time() - started)
     final = evaluate(args.final_rounds, time.time() - started)
     path = os.path.join(args.out, "agent.safetensors")
     export(model, path, universal=True, rules_options=rules, observation_scale=universal_scale(),
-           training={"command": command, "commands": config["commands"], "tables": tables, "wall_seconds": time.time() - started},
+           training={"command": command, "commands": config["commands"], "tables": config["tables"],
+                     "wall_seconds": time.time() - started},
            evaluation={"rounds": args.final_rounds, "tables": final})
     print(f"\nagent: {path}  (agents.load({path!r}, num_players=N) for any N in 2..10)", flush=True)
     return 0
 
 
-def _evaluate(model, game_env, tables, rules, rounds, wall_seconds: float, *, seed: int, log: CsvLog) -> dict:
+def _evaluate(model, game_env, tables: list[TrainingTable], rounds, wall_seconds: float, *, seed: int, log: CsvLog) -> dict:
     """The learner's win rate at each table against the heuristic (and in training since the last evaluation),
-    written to table_evaluations.csv and printed; returns {players: result}."""
+    written to table_evaluations.csv and printed; returns {table label: result}."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small batches of rounds: more threads only contend
-    training = {row["num_players"]: row for row in game_env.table_stats()}
+    training = game_env.table_stats()  # in the order of the tables
     game_env.reset_table_stats()
     results = {}
-    for count in tables:
-        learner = live_agent(model, count, universal=True, rules_options=rules, observation_scale=universal_scale())
-        opponent = players.load("heuristic", num_players=count, seed=seed + 7)
-        result = win_rate(learner, opponent, count, rounds=rounds, seed=seed, **rules)
-        results[str(count)] = {key: result[key] for key in ("win_rate", "low", "high", "rounds")}
-        log.write({"timesteps": model.num_timesteps, "wall_seconds": wall_seconds, "players": count, "opponent": "heuristic",
-                   **results[str(count)], "training_win_rate": training[count]["win_rate"],
-                   "training_episodes": training[count]["episodes"]})
-    print(f"{model.num_timesteps} steps: win rate against the heuristic by players "
-          + ", ".join(f"{count}p {results[str(count)]['win_rate']:.1%} (fair {1 / count:.0%})" for count in tables), flush=True)
+    for table, trained in zip(tables, training, strict=True):
+        learner = live_agent(model, table.num_players, universal=True, rules_options=table.rules, observation_scale=universal_scale())
+        opponent = players.load("heuristic", num_players=table.num_players, seed=seed + 7)
+        result = win_rate(learner, opponent, table.num_players, rounds=rounds, seed=seed, **table.rules)
+        results[table.label] = {key: result[key] for key in ("win_rate", "low", "high", "rounds")}
+        log.write({"timesteps": model.num_timesteps, "wall_seconds": wall_seconds, "table": table.label,
+                   "players": table.num_players, "opponent": "heuristic", **results[table.label],
+                   "training_win_rate": trained["win_rate"], "training_episodes": trained["episodes"]})
+    print(f"{model.num_timesteps} steps: win rate against the heuristic by table "
+          + ", ".join(f"{table.label}: {results[table.label]['win_rate']:.1%} (fair {1 / table.num_players:.0%})"
+                      for table in tables), flush=True)
     torch.set_num_threads(threads)
     return results

@@ -45,6 +45,7 @@ from hypothesis import strategies as st
 
 from hpuno_env import ACTION_LABELS, CARD_LABELS, VectorEngine
 from hpuno_env import kernel
+from hpuno_env.options import ALL_HOUSE_RULES
 from hpuno_env.cards import (
     ACCEPT,
     CARD_COLOR,
@@ -711,8 +712,6 @@ def expected_observation(engine: VectorEngine, g: int, seat: int) -> dict[str, n
         ]),
     }
 
-
-ALL_HOUSE_RULES = {"stacking": "mixed", "jump_in": True, "seven_zero": True, "draw_until_playable": True, "forced_play": True}
 
 
 @pytest.mark.parametrize("num_players,rules", [(2, {}), (4, {}), (10, {}), (2, ALL_HOUSE_RULES), (4, ALL_HOUSE_RULES),

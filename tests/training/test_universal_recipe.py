@@ -4,16 +4,18 @@ per-table evaluations and a universal agent file that loads at any player count.
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
 
 import agents
 from agents.training.train import main
-from agents.training.universal import parse_tables
+from agents.training.options import Args
+from agents.training.universal import parse_tables, step_size
 from hpuno_env import VectorEngine
 
-SMALL = ["--tables", "2,3,6", "--envs", "24", "--n-steps", "32", "--batch-size", "256", "--net-arch", "32",
+SMALL = ["--tables", "2,3,6", "--house-tables", "2", "--warm-start-decisions", "4000", "--envs", "25", "--n-steps", "32", "--batch-size", "256", "--net-arch", "32",
          "--checkpoint-every", "1536", "--eval-every", "1536", "--eval-rounds", "20", "--final-rounds", "20", "--no-progress"]
 
 
@@ -23,10 +25,13 @@ def test_a_universal_run_checkpoints_resumes_and_exports(tmp_path):
     assert main([*SMALL, "--out", out, "--timesteps", "3072", "--resume"]) == 0
     with open(f"{out}/table_evaluations.csv") as file:
         rows = list(csv.DictReader(file))
-    assert {row["players"] for row in rows} == {"2", "3", "6"}
-    assert max(int(row["timesteps"]) for row in rows) == 3072
+    labels = {"2", "3", "6", "2 house", "2 house classic"}
+    assert {row["table"] for row in rows} == labels
+    assert {int(row["timesteps"]) for row in rows} == {0, 1600, 3200}  # 0: after the warm start
+    config = json.load(open(f"{out}/config.json"))
+    assert config["warm_start"]["decisions"] == 4000 and len(config["commands"]) == 2
     agent = agents.load(f"{out}/agent.safetensors", num_players=4, seed=0)
-    assert agent.describe()["evaluation"]["tables"].keys() == {"2", "3", "6"}
+    assert agent.describe()["evaluation"]["tables"].keys() == labels
     engine = VectorEngine(num_games=8, num_players=4, seed=0)
     engine.reset()
     masks = engine.legal_mask()
@@ -38,3 +43,16 @@ def test_bad_tables_are_refused():
     for text in ("2,11", "two", "2,2"):
         with pytest.raises(ValueError, match="--tables"):
             parse_tables(text)
+    assert parse_tables("", "--house-tables") == []
+
+
+def test_the_step_is_constant_for_a_quarter_of_the_run_then_falls_to_the_final_one():
+    args = Args(learning_rate=4e-4, final_learning_rate=0.0, timesteps=1000)
+    assert [step_size(args, steps) for steps in (0, 250, 625, 1000, 2000)] == pytest.approx([4e-4, 4e-4, 2e-4, 0.0, 0.0])
+    assert step_size(Args(learning_rate=4e-4, timesteps=1000), 900) == 4e-4
+
+
+def test_house_tables_without_tables_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        main(["--house-tables", "2", "--out", "unused"])
+    assert "--house-tables" in capsys.readouterr().err
