@@ -1,6 +1,7 @@
 """Learning curves over wall-clock time from train.py's evaluations.csv files, as one picture.
 
     python benchmarks/plot_learning_curves.py checkpoints/ppo_2p checkpoints/ppo_4p --out docs/learning_curves.png
+    python benchmarks/plot_learning_curves.py runs/universal --out docs/agents/universal_curves.png
 
 Each run folder (or evaluations.csv) gives one panel: the win rate against each
 curve opponent (heuristic, random-play) with its 95% Wilson band, over the
@@ -8,6 +9,11 @@ run's cumulative wall-clock minutes (warm start and every resumed stage
 included, evaluations excluded as train.py counts them), and the fair share
 as a dashed line. Rows of the final table (opponents the periodic evaluations
 do not play) are left out.
+
+A universal run (``train.py --recipe universal``: a folder with
+table_evaluations.csv) gives one panel with a curve per table: the win rate
+against the heuristic divided by that table's fair share (1 / players), so
+tables of every size share one axis.
 """
 
 from __future__ import annotations
@@ -36,6 +42,28 @@ def read_curve(path: str) -> tuple[dict, set]:
     return curves, rounds
 
 
+def read_table_curves(run: str) -> dict:
+    """{table label: list of (minutes, win_rate / fair share)} from a universal run's table_evaluations.csv."""
+    with open(os.path.join(run, "table_evaluations.csv"), newline="") as file:
+        rows = list(csv.DictReader(file))
+    curves: dict = {}
+    for row in rows:
+        curves.setdefault(row["table"], []).append((float(row["wall_seconds"]) / 60, float(row["win_rate"]) * int(row["players"])))
+    return curves
+
+
+def plot_tables(ax, run: str) -> None:
+    """One universal run's panel: every table's curve relative to its fair share."""
+    for label, points in read_table_curves(run).items():
+        minutes, relative = zip(*points)
+        ax.plot(minutes, relative, marker=".", label=label)
+    ax.axhline(1, color="grey", linestyle="--", label="fair share")
+    ax.set(title=f"{os.path.basename(os.path.normpath(run))} (every table against heuristics)",
+           xlabel="wall-clock minutes (2-core machine)", ylabel="win rate / fair share")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small", ncol=2)
+
+
 def read_players(run: str) -> int:
     """The player count of a train.py run folder, from its config.json."""
     with open(os.path.join(run, "config.json")) as file:
@@ -53,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     figure = Figure(figsize=(6 * len(args.runs), 4), layout="constrained")
     axes = figure.subplots(1, len(args.runs), squeeze=False)[0]
     for index, (run, ax) in enumerate(zip(args.runs, axes)):
+        if os.path.isfile(os.path.join(run, "table_evaluations.csv")):
+            plot_tables(ax, run)
+            continue
         try:
             curves, rounds = read_curve(run)
             players = args.players[index] if args.players else read_players(run)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import shlex
 import sys
@@ -47,6 +48,7 @@ from hpuno_env.universal import universal_observation, universal_scale
 
 # The tables of --recipe universal: every player count a table is likely to have, 7 and 9 left to generalisation.
 UNIVERSAL_TABLES = "2,3,4,5,6,8,10"
+FIT_BATCH = 1024  # the warm start's minibatch, as train.py's
 # The step stays at --learning-rate for this share of the run before any annealing: the champion recipe's shape.
 ANNEAL_FROM = 0.25
 UNIVERSAL_EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "table", "players", "opponent", "win_rate", "low", "high", "rounds",
@@ -151,8 +153,13 @@ def warm_start(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> d
     held_out = universal_demonstrations(tables, max(args.warm_start_decisions // 10, 512 * len(tables)), args.seed + 13)
     observation_format = UniversalFormat(model.observation_space)
     print(f"warm start: fitting them ({args.warm_start_epochs} epochs, {time.perf_counter() - started:.0f} s so far)", flush=True)
-    history = imitation.fit(model, fitted, 0, epochs=args.warm_start_epochs, seed=args.seed + 12,
-                            observation_format=observation_format)
+    fitting = imitation.Progress("bar" if args.progress else "lines", f"warm start: fitting ({args.warm_start_epochs} epochs)",
+                                 args.warm_start_epochs * math.ceil(len(fitted) / FIT_BATCH), "batch")
+    try:
+        history = imitation.fit(model, fitted, 0, epochs=args.warm_start_epochs, batch_size=FIT_BATCH, seed=args.seed + 12,
+                                progress=fitting.update, observation_format=observation_format)
+    finally:
+        fitting.close()
     share = imitation.agreement(model, held_out, 0, observation_format=observation_format)
     seconds = time.perf_counter() - started
     print(f"warm start: agrees with the heuristic on {share:.1%} of {len(held_out):,} decisions of other games "
