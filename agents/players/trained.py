@@ -238,14 +238,15 @@ def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None
 
 def shipped_for(num_players: int, rules_options: dict | None = None) -> list[str]:
     """The names of the shipped trained agents made for games of num_players under these rules (None: the
-    defaults), as ``agents.load`` takes them: the champions a table of such games lists."""
+    defaults), as ``agents.load`` takes them: the champions a table of such games lists. A universal agent, made
+    for every table, is not listed: it is compared with them (benchmarks/bench_universal.py)."""
     found = []
     for name, path in SHIPPED.items():
         try:
             agent = TrainedAgent.load(path, num_players)
         except ValueError:  # made for another player count
             continue
-        if not rules_differences(agent.metadata["rules_options"], rules_options or {}):
+        if not agent.universal and not rules_differences(agent.metadata["rules_options"], rules_options or {}):
             found.append(name)
     return found
 
