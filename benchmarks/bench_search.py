@@ -2,6 +2,7 @@
 
     python benchmarks/bench_search.py --players 2 --rounds 300 --worlds 16 64
     python benchmarks/bench_search.py --players 4 --blueprint ppo_4p --rounds 300 --worlds 64
+    python benchmarks/bench_search.py --players 2 --duplicate --rounds 2000 --worlds 64 256
 
 Each cell is ``agents.evaluation.rounds.win_rate``: the search player (``agents.load("search",
 blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
@@ -12,6 +13,13 @@ wall-clock seconds of the whole evaluation divided by the search player's
 searched decisions (those with more than one legal action), so it includes
 the opponents' share; "left" is the share of searched decisions where it
 left the blueprint's action.
+
+With ``--duplicate`` each cell is ``agents.evaluation.duplicate.duplicate_win_rate``
+instead: every deal played once with the search player in the rotating seat
+and once with its blueprint there, the heuristic in every other seat both
+times; the cell gives both rates and the mean paired difference (search minus
+blueprint, per deal) with its 95% interval, which resolves a small gain with
+far fewer rounds than two separate win rates.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import platform
 import time
 
 import agents
+from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.rounds import win_rate
 
 
@@ -34,6 +43,32 @@ def cell(num_players: int, blueprint: str, worlds: int, opponent: str, rounds: i
     return result
 
 
+def duplicate_cell(num_players: int, blueprint: str, worlds: int, rounds: int, seed: int, gate: float) -> dict:
+    """The search player against its blueprint on the same deals, the heuristic in the other seats."""
+    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate)
+    start = time.perf_counter()
+    result = duplicate_win_rate(player, agents.load(blueprint, num_players, seed=seed), agents.load("heuristic", num_players, seed=seed + 1),
+                                num_players, rounds=rounds, seed=seed)
+    seconds = time.perf_counter() - start
+    result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
+    return result
+
+
+def print_duplicate_table(args) -> None:
+    print(f"# search against its blueprint in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, "
+          f"{args.rounds} deals a cell (each played twice), the heuristic in the other seats, seed {args.seed}; "
+          f"{datetime.date.today()}, {platform.machine()}")
+    print("| worlds | search [95%] | blueprint [95%] | search − blueprint (points) [95%] | ms / decision | left blueprint |")
+    print("|---|---|---|---|---|---|")
+    for worlds in args.worlds:
+        r = duplicate_cell(args.players, args.blueprint, worlds, args.rounds, args.seed, args.gate)
+        a, b = r["a"], r["b"]
+        print(f"| {worlds} | {a['win_rate']:.1%} [{100 * a['low']:.1f}, {100 * a['high']:.1f}] | "
+              f"{b['win_rate']:.1%} [{100 * b['low']:.1f}, {100 * b['high']:.1f}] | "
+              f"{100 * r['difference']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}] | "
+              f"{r['ms_per_decision']:.1f} | {r['left']:.1%} |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=2)
@@ -42,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--gate", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--duplicate", action="store_true", help="each cell in duplicate against the blueprint (module docstring)")
     args = parser.parse_args(argv)
+    if args.duplicate:
+        print_duplicate_table(args)
+        return 0
     opponents = ["heuristic"] if args.blueprint == "heuristic" else ["heuristic", args.blueprint]
     print(f"# search, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, {args.rounds} rounds a cell, "
           f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
