@@ -558,7 +558,8 @@ class FrozenLeague:
 def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int = 64, batched: bool = True,
                league: int = 0, snapshot_every: int = 5, train_batch: int = 4096, minibatch: int = 512, epochs: int = 4,
                lr: float = 3e-4, entropy_coeff: float = 0.01, hidden: Sequence[int] = (256, 256),
-               scale_observations: bool = True, seed: int | None = 0, **rule_options) -> PPOConfig:
+               scale_observations: bool = True, learners: int = 0, learner_gpus: float = 0.0, seed: int | None = 0,
+               **rule_options) -> PPOConfig:
     """PPO with action masking (``MaskedPPOTorchRLModule``) on Harry Potter UNO self-play.
 
     Args:
@@ -570,18 +571,26 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
         league: 0 for one shared policy at every seat; k > 0 for a ``"learner"`` against
             k frozen snapshots of itself (``LeagueMapping``), refreshed every
             ``snapshot_every`` iterations (``FrozenLeague``).
-        train_batch, minibatch, epochs, lr, entropy_coeff, hidden: PPO's and the network's.
+        train_batch, minibatch, epochs, lr, entropy_coeff, hidden: PPO's and the network's (the batch
+            and minibatch sizes over all learners together).
         scale_observations: observations times ``encoding.observation_scale``.
+        learners: learner processes (RLlib's ``num_learners``), each updating on its share of the
+            batch, their gradients averaged; 0: one learner in the driver's process.
+        learner_gpus: GPUs per learner (RLlib's ``num_gpus_per_learner``; 0: CPU).
         seed: seeds the games and the networks.
         **rule_options: ``RulesOptions`` fields.
 
     Build with ``.build_algo()`` after ``ray.init()``.
     """
     league = check_int(league, "league (the number of frozen snapshots)", low=0)
+    learners = check_int(learners, "learners", low=0)
+    if not learner_gpus >= 0:
+        raise ValueError(f"learner_gpus must be >= 0, got {learner_gpus}")
     env_config = {"num_players": num_players, "scale_observations": scale_observations, "seed": seed, **rule_options}
     HPUnoMultiAgentEnv(env_config)  # bad options fail here, in the caller, not in a worker
     module = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
                           model_config={"fcnet_hiddens": list(hidden), "head_fcnet_hiddens": [], "vf_share_layers": False})
+    shares = max(learners, 1)
     if league:
         module_ids = [LEARNER_POLICY] + [frozen_policy(i) for i in range(league)]
         mapping, trained = LeagueMapping(num_players, league), [LEARNER_POLICY]
@@ -594,9 +603,10 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
                      env_runner_cls=HPUnoEnvRunner if batched else MultiAgentEnvRunner)
         .multi_agent(policies=set(module_ids), policy_mapping_fn=mapping, policies_to_train=trained)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={module_id: module for module_id in module_ids}))
-        .training(train_batch_size_per_learner=train_batch, minibatch_size=minibatch, num_epochs=epochs, lr=lr,
-                  entropy_coeff=entropy_coeff)
-        .learners(num_learners=0)
+        # RLlib's batch sizes are per learner: each learner samples and updates on its share
+        .training(train_batch_size_per_learner=-(-train_batch // shares), minibatch_size=-(-minibatch // shares),
+                  num_epochs=epochs, lr=lr, entropy_coeff=entropy_coeff)
+        .learners(num_learners=learners, num_gpus_per_learner=learner_gpus)
         .debugging(seed=seed)
     )
     if league:

@@ -93,6 +93,39 @@ class _Episode:
         self.end = None  # (terminated, truncated) once over
 
 
+class BatchedEpisode(MultiAgentEpisode):
+    """A game's episode chunk as ``BatchSampler`` builds it: a ``MultiAgentEpisode`` whose ``slice`` (what
+    RLlib's learner group calls to share a batch between learners) cuts by env steps from the step each
+    seat's transitions ended at (``completions``), since the bulk build leaves out the per-step bookkeeping
+    (``env_t_to_agent_t``, hanging actions) that ``MultiAgentEpisode.slice`` reads."""
+
+    completions: dict  # agent -> the env step (env_t) at which each of its transitions in the chunk ended
+
+    def slice(self, slice_: slice, *, len_lookback_buffer: int | None = None) -> BatchedEpisode:
+        """Env steps ``slice_`` of this chunk (indices relative to its start): each seat's transitions that
+        ended in them, the episode's end only in the piece that reaches it."""
+        start, stop, step = slice_.indices(len(self))
+        if step != 1:
+            raise ValueError(f"BatchedEpisode slices with step 1 only, got {slice_}")
+        low, high = self.env_t_started + start, self.env_t_started + max(stop, start)
+        part = BatchedEpisode(id_=self.id_, observation_space=self.observation_space, action_space=self.action_space,
+                              agent_to_module_mapping_fn=self.agent_to_module_mapping_fn,
+                              agent_module_ids=dict(self._agent_to_module_mapping), env_t_started=low)
+        part.env_t, part.completions, agents = high, {}, {}
+        for agent, single in self.agent_episodes.items():
+            first, last = np.searchsorted(self.completions[agent], [low, high], side="right").tolist()
+            if last > first:
+                piece = single.slice(slice(first, last), len_lookback_buffer=len_lookback_buffer)
+                piece.agent_id, piece.module_id, piece.multi_agent_episode_id = agent, single.module_id, self.id_
+                agents[agent], part.completions[agent] = piece, self.completions[agent][first:last]
+        part.agent_episodes = agents
+        part.agent_t_started = defaultdict(int, {agent: piece.t_started for agent, piece in agents.items()})
+        reaches_end = high == self.env_t
+        part.is_terminated, part.is_truncated = self.is_terminated and reaches_end, self.is_truncated and reaches_end
+        part._start_time, part._last_step_time = self._start_time, self._last_step_time
+        return part
+
+
 class BatchSampler:
     """The rollout of one ``HPUnoEnvRunner``: its games' engine, the seat to act in each, the episodes running.
 
@@ -272,12 +305,14 @@ class BatchSampler:
         stops = np.r_[starts[1:], len(serial)]
         now = time.perf_counter()
         chunks: dict[int, dict] = defaultdict(dict)  # serial -> agent -> SingleAgentEpisode
+        completions: dict[int, dict] = defaultdict(dict)  # serial -> agent -> env steps its transitions ended at
         for start, stop in zip(starts.tolist(), stops.tolist()):
             key = int(serial[start])
             chunk = self._agent_chunk(table, start, stop, self.episodes[key])
             chunks[key]  # an episode with no seat's step in this chunk is still returned (RLlib does)
             if chunk is not None:
                 chunks[key][chunk.agent_id] = chunk
+                completions[key][chunk.agent_id] = table["env_t"][stop - len(chunk):stop]
         done, ongoing = [], []
         for key in sorted(chunks):
             record = self.episodes[key]
@@ -285,7 +320,7 @@ class BatchSampler:
             last = int(ends.max())
             if record.end is None and last == 0:
                 continue  # dealt in the last step: nothing in it yet
-            episode = self._multi_agent_chunk(record, chunks[key], last, now)
+            episode = self._multi_agent_chunk(record, chunks[key], completions[key], last, now)
             (done if record.end is not None else ongoing).append(episode)
         self._carry_rows(table, starts, stops)
         for key in [key for key, record in self.episodes.items() if record.end is not None]:
@@ -317,15 +352,16 @@ class BatchSampler:
             terminated=terminated, truncated=truncated, t_started=int(table["agent_t"][start + lookback]),
         )
 
-    def _multi_agent_chunk(self, record: _Episode, agent_chunks: dict, env_t: int, now: float) -> MultiAgentEpisode:
+    def _multi_agent_chunk(self, record: _Episode, agent_chunks: dict, completions: dict, env_t: int,
+                           now: float) -> BatchedEpisode:
         """The game's MultiAgentEpisode chunk from env step ``record.chunk_t0`` to ``env_t``."""
         head = record.head
-        episode = MultiAgentEpisode(
+        episode = BatchedEpisode(
             id_=head.id_, observation_space=self.observation_spaces, action_space=self.action_spaces,
             agent_to_module_mapping_fn=head.agent_to_module_mapping_fn,
             agent_module_ids=dict(head._agent_to_module_mapping), env_t_started=record.chunk_t0)
         episode.env_t = env_t
-        episode.agent_episodes = agent_chunks
+        episode.agent_episodes, episode.completions = agent_chunks, completions
         episode.agent_t_started = defaultdict(int, {agent: chunk.t_started for agent, chunk in agent_chunks.items()})
         episode.is_terminated, episode.is_truncated = record.end or (False, False)
         episode._start_time, episode._last_step_time = record.start_time, now

@@ -401,6 +401,15 @@ def test_batched_runner_builds_the_episodes_rllib_builds_step_by_step(monkeypatc
                     np.testing.assert_array_equal(column, other.get_observations(slice(0, len(other) + 1))[key])
                 for field in fields:
                     np.testing.assert_allclose(field(single), field(other), rtol=0, atol=1e-6)
+    for episode in samples[1]:  # RLlib's learner group slices episodes by env steps to share a batch
+        cut = len(episode) // 3
+        pieces = [episode[:cut], episode.slice(slice(cut, None), len_lookback_buffer=1)]
+        assert [len(piece) for piece in pieces] == [cut, len(episode) - cut] and pieces[1].is_done == episode.is_done
+        for agent, single in episode.agent_episodes.items():
+            parts = [piece.agent_episodes[agent] for piece in pieces if agent in piece.agent_episodes]
+            assert all(part.module_id == single.module_id and part.agent_id == agent for part in parts)
+            np.testing.assert_array_equal(np.concatenate([part.get_actions() for part in parts]), single.get_actions())
+            np.testing.assert_array_equal(np.concatenate([part.get_rewards() for part in parts]), single.get_rewards())
     for previous, chunk in zip(samples, samples[1:]):  # each ongoing chunk goes on under its ids
         following = {episode.id_: episode for episode in chunk}
         for episode in previous:
@@ -414,3 +423,19 @@ def test_batched_runner_builds_the_episodes_rllib_builds_step_by_step(monkeypatc
                     assert later.id_ == single.id_ and later.t_started == single.t and later.observations.lookback == 1
                     np.testing.assert_array_equal(later.get_observations(-1, neg_index_as_lookback=True)["observations"],
                                                   single.get_observations(-2)["observations"])
+
+
+def test_train_rllib_trains_with_two_learner_processes(local_ray, tmp_path, capsys):
+    """--learners 2: RLlib's learner group of two processes, each updating on half of every batch (the
+    episodes HPUnoEnvRunner builds, sliced between them), trains an iteration and checkpoints."""
+    config = ppo_config(2, runners=0, learners=2, train_batch=256, minibatch=128)
+    assert (config.num_learners, config.train_batch_size_per_learner, config.minibatch_size) == (2, 128, 64)
+    script = load_train_rllib()
+    argv = ["--iterations", "1", "--runners", "0", "--learners", "2", "--games-per-runner", "8", "--train-batch", "512",
+            "--minibatch", "128", "--epochs", "1", "--hidden", "32", "--eval-rounds", "0", "--out", str(tmp_path / "run"),
+            "--rules", '{"voluntary_draw": false, "max_turns": 200}']
+    assert script.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "0 runners x 8 games; 2 learner processes" in printed and "iter    1" in printed
+    progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert progress["iterations"] == 1 and progress["env_steps"] >= 512
