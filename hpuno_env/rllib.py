@@ -12,9 +12,11 @@ by ``import hpuno_env``.
   0/1 over the 75 actions).
 * ``HPUnoVectorMultiAgentEnv`` + ``HPUnoEnvRunner``: ``num_envs_per_env_runner``
   games stepped by one ``VectorEngine`` call, for
-  ``config.env_runners(env_runner_cls=HPUnoEnvRunner)``. RLlib's own
+  ``config.env_runners(env_runner_cls=HPUnoEnvRunner)``; the runner samples with
+  ``rllib_sampling.BatchSampler`` (one forward pass per module and step, the
+  rollout in arrays, RLlib's episodes built once per ``sample()``). RLlib's own
   ``SyncVectorMultiAgentEnv`` steps one ``HPUnoMultiAgentEnv`` copy after another;
-  ``benchmarks/bench_rllib.py`` compares the two.
+  ``benchmarks/bench_rllib.py`` compares them.
 * ``shared_policy_mapping`` (every seat plays the one trained policy) and
   ``LeagueMapping`` + ``FrozenLeague`` (one seat per game is the learner, the
   others frozen snapshots of it, refreshed every few iterations): self-play.
@@ -317,6 +319,11 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
 
     The game options come from ``config.env_config``; RLlib's env check (unless
     ``disable_env_checking``) runs on one ``HPUnoMultiAgentEnv``.
+
+    ``sample(num_timesteps=...)`` runs ``BatchSampler`` (``hpuno_env.rllib_sampling``): the same episodes
+    RLlib's loop builds, from arrays. RLlib's own loop samples instead (dealing every game afresh)
+    where the batched one would not do what it does: random actions, ``num_episodes``, steps counted
+    as agent steps, custom connectors, per-episode callbacks.
 
     Seeding is RLlib's (Python's, numpy's and torch's generators from ``config.seed`` plus
     the runner's index, the games' first reset from the same number) without its

@@ -23,8 +23,11 @@ step in a chunk are left out of it (RLlib prunes them too). ``tests/env/test_rll
 episodes with those RLlib's ``MultiAgentEpisode`` builds step by step from the same games and actions.
 
 Every game acts in every step: a game whose round ended is dealt again at once, in the same step
-(RLlib's vector envs spend a step on the reset). Actions are sampled from the masked logits as
-RLlib's ``GetActions`` does (the categorical distribution; the arg max without exploration).
+(RLlib's vector envs spend a step on the reset). Actions are drawn from the categorical distribution
+of the masked logits, as RLlib's ``GetActions`` draws them (with the Gumbel-max trick, in a quarter of
+``torch.multinomial``'s time; the arg max without exploration). The episodes are always in numpy
+form (RLlib's default ``episodes_to_numpy``). The policy mapping function is asked once per seat
+and episode, with an empty ``MultiAgentEpisode`` of that episode's id, as RLlib's runner asks it.
 """
 
 from __future__ import annotations
