@@ -439,3 +439,26 @@ def test_train_rllib_trains_with_two_learner_processes(local_ray, tmp_path, caps
     assert "0 runners x 8 games; 2 learner processes" in printed and "iter    1" in printed
     progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
     assert progress["iterations"] == 1 and progress["env_steps"] >= 512
+
+
+def test_batched_runner_hands_what_it_cannot_batch_to_rllibs_loop():
+    """Greedy sampling stays batched (the arg max of the masked logits: legal, log-probability 0); whole
+    episodes and random actions go to RLlib's own loop, which deals afresh, and batched sampling resumes."""
+    from hpuno_env.rllib import HPUnoEnvRunner
+
+    config = ppo_config(2, runners=0, games_per_runner=4, hidden=(16,), voluntary_draw=False, max_turns=60, seed=2)
+    runner = HPUnoEnvRunner(config=config)
+    try:
+        greedy = runner.sample(num_timesteps=200, explore=False)
+        for episode in greedy:
+            for single in episode.agent_episodes.values():
+                masks = single.get_observations(slice(0, len(single)))["action_mask"]
+                assert masks[np.arange(len(single)), single.get_actions()].all()
+                assert not single.get_extra_model_outputs("action_logp").any()
+        whole = runner.sample(num_episodes=2)
+        assert len(whole) >= 2 and all(episode.is_done for episode in whole)
+        assert runner._sampler is None
+        assert sum(episode.env_steps() for episode in runner.sample(num_timesteps=40, random_actions=True)) >= 40
+        assert sum(episode.env_steps() for episode in runner.sample(num_timesteps=40)) >= 40 and runner._sampler is not None
+    finally:
+        runner.stop()
