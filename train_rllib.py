@@ -88,6 +88,9 @@ class Args:
     hidden: str = option("256,256", "hidden layer sizes of the policy and value networks, comma-separated")
     scale_observations: bool = option(True, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
     threads: int = option(1, "torch threads of the learner in this process (runners get one each from Ray)")
+    learners: int = option(0, "learner processes, each updating on its share of every batch (RLlib's num_learners; "
+                              "one CPU each, or --learner-gpus); 0: the learner runs in this process")
+    learner_gpus: float = option(0.0, "GPUs per learner (RLlib's num_gpus_per_learner; 0: CPU)")
     # ---- evaluation
     eval_rounds: int = option(1000, "rounds against each of random and heuristic at the end (0: none)")
 
@@ -162,7 +165,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     for name in ("iterations", "games_per_runner", "train_batch", "minibatch", "epochs", "threads", "snapshot_every"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    for name in ("runners", "league", "eval_rounds", "checkpoint_every"):
+    for name in ("runners", "league", "eval_rounds", "checkpoint_every", "learners", "learner_gpus"):
         if getattr(args, name) < 0:
             parser.error(f"--{name.replace('_', '-')} must be at least 0, got {getattr(args, name)}")
     try:
@@ -216,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         args.players, runners=args.runners, games_per_runner=args.games_per_runner, batched=args.batched,
         league=args.league, snapshot_every=args.snapshot_every, train_batch=args.train_batch, minibatch=args.minibatch,
         epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
-        scale_observations=args.scale_observations, seed=args.seed + done["iterations"], **rules,
+        scale_observations=args.scale_observations, learners=args.learners, learner_gpus=args.learner_gpus,
+        seed=args.seed + done["iterations"], **rules,
     )
     # A local run's runners are not restarted when they fail (the run stops; its checkpoint stays): restarts are for
     # clusters, where a node can go away, and a restartable runner makes Ray log an error-level line at every start
@@ -230,11 +234,20 @@ def main(argv: list[str] | None = None) -> int:
         where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
         with phase(f"{where} (5-60 s)"):
             ray.init(address=args.address or None, include_dashboard=False)
-    cpus = ray.cluster_resources().get("CPU", 0)
-    print(f"Ray: {cpus:.0f} CPUs; {args.runners} runners x {args.games_per_runner} games")
-    if args.runners > cpus:  # RLlib waits for every runner's CPU without a time limit
-        print(f"warning: --runners {args.runners} needs {args.runners} CPUs and Ray has {cpus:.0f}: the start waits until "
-              f"nodes with the rest join (give --runners {int(cpus)} or fewer to start now)", flush=True)
+    resources = ray.cluster_resources()
+    cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
+    learner_cpus = args.learners if not args.learner_gpus else 0  # a GPU learner takes no CPU of its own in RLlib
+    print(f"Ray: {cpus:.0f} CPUs" + (f", {gpus:.0f} GPUs" if gpus else "") + f"; {args.runners} runners x {args.games_per_runner} games; "
+          + (f"{args.learners} learner process" + ("es" if args.learners > 1 else "") if args.learners
+             else "the learner in this process")
+          + (f" on {args.learner_gpus:g} GPU(s) each" if args.learner_gpus else ""))
+    if args.runners + learner_cpus > cpus:  # RLlib waits for every runner's and learner's CPU without a time limit
+        print(f"warning: --runners {args.runners} and --learners {args.learners} need {args.runners + learner_cpus} CPUs "
+              f"and Ray has {cpus:.0f}: the start waits until nodes with the rest join (give fewer to start now)",
+              flush=True)
+    if args.learner_gpus * max(args.learners, 1) > gpus:
+        print(f"warning: --learner-gpus {args.learner_gpus:g} needs {args.learner_gpus * max(args.learners, 1):g} GPUs "
+              f"and Ray has {gpus:.0f}: the start waits until nodes with them join", flush=True)
     with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel: 3-20 s, "
                f"30-120 s the first time, when they compile it)"):
         algo = config.build_algo()

@@ -12,9 +12,11 @@ by ``import hpuno_env``.
   0/1 over the 75 actions).
 * ``HPUnoVectorMultiAgentEnv`` + ``HPUnoEnvRunner``: ``num_envs_per_env_runner``
   games stepped by one ``VectorEngine`` call, for
-  ``config.env_runners(env_runner_cls=HPUnoEnvRunner)``. RLlib's own
+  ``config.env_runners(env_runner_cls=HPUnoEnvRunner)``; the runner samples with
+  ``rllib_sampling.BatchSampler`` (one forward pass per module and step, the
+  rollout in arrays, RLlib's episodes built once per ``sample()``). RLlib's own
   ``SyncVectorMultiAgentEnv`` steps one ``HPUnoMultiAgentEnv`` copy after another;
-  ``benchmarks/bench_rllib.py`` compares the two.
+  ``benchmarks/bench_rllib.py`` compares them.
 * ``shared_policy_mapping`` (every seat plays the one trained policy) and
   ``LeagueMapping`` + ``FrozenLeague`` (one seat per game is the learner, the
   others frozen snapshots of it, refreshed every few iterations): self-play.
@@ -55,6 +57,7 @@ import torch
 try:
     import ray  # noqa: F401  (the import error below names the extra to install)
     from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.callbacks.callbacks import RLlibCallback
     from ray.rllib.callbacks.utils import make_callback
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -64,6 +67,7 @@ try:
     from ray.rllib.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
     from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
     from ray.rllib.core.columns import Columns
+    from ray.rllib.core.models.base import ENCODER_OUT
     from ray.rllib.utils.metrics import (
         NUM_AGENT_STEPS_SAMPLED,
         NUM_AGENT_STEPS_SAMPLED_LIFETIME,
@@ -85,6 +89,7 @@ from ._checks import check_int, check_positive_int
 from .actions import ILLEGAL_REWARD, action_index, action_name, check_illegal_action, illegal_actions
 from .cards import NUM_ACTIONS
 from .engine import VectorEngine
+from .rllib_sampling import BatchSampler
 from .seat_batch import ObservationFormat
 
 # (logger, a phrase of the message): RLlib log lines about RLlib's own code, dropped (module docstring)
@@ -315,6 +320,11 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
     The game options come from ``config.env_config``; RLlib's env check (unless
     ``disable_env_checking``) runs on one ``HPUnoMultiAgentEnv``.
 
+    ``sample(num_timesteps=...)`` runs ``BatchSampler`` (``hpuno_env.rllib_sampling``): the same episodes
+    RLlib's loop builds, from arrays. RLlib's own loop samples instead (dealing every game afresh)
+    where the batched one would not do what it does: random actions, ``num_episodes``, steps counted
+    as agent steps, custom connectors, per-episode callbacks.
+
     Seeding is RLlib's (Python's, numpy's and torch's generators from ``config.seed`` plus
     the runner's index, the games' first reset from the same number) without its
     ``torch.use_deterministic_algorithms(True)``: that call imports torch's compiler
@@ -325,6 +335,7 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
 
     def __init__(self, *, config, **kwargs):
         self._sampled = collections.Counter()  # what _increase_sampled_metrics counted since the last log
+        self._sampler = None  # the BatchSampler, once it samples
         seed = config.seed
         unseeded = config.copy(copy_frozen=False)
         unseeded.seed = None
@@ -338,7 +349,7 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
 
     def _increase_sampled_metrics(self, num_steps, next_obs, episode):
         """Counts what RLlib's own method logs, for ``_sample`` to log once: RLlib logs six values per
-        env step (a quarter of ``sample()``'s time with 64 games, in ``MetricsLogger.log_value``). Both
+        env step (a quarter of its loop's time with 64 games, in ``MetricsLogger.log_value``). Both
         methods override private ones of RLlib 2.60's ``MultiAgentEnvRunner``; ``tests/env/test_rllib.py``
         checks the counts logged."""
         sampled = self._sampled
@@ -349,20 +360,66 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
             sampled[NUM_MODULE_STEPS_SAMPLED, episode.module_for(agent)] += 1
         return num_steps
 
-    def _sample(self, **kwargs):
+    def _sample(self, *, num_timesteps=None, num_episodes=None, explore, random_actions=False, force_reset=False):
         try:
-            return super()._sample(**kwargs)
+            if self._batched_sampling_applies(num_timesteps, random_actions):
+                return self._sample_batched(num_timesteps, explore, force_reset)
+            # RLlib's loop shares the engine: it deals afresh after the batched sampler has played on
+            force_reset = force_reset or self._sampler is not None
+            self._sampler = None
+            return super()._sample(num_timesteps=num_timesteps, num_episodes=num_episodes, explore=explore,
+                                   random_actions=random_actions, force_reset=force_reset)
         finally:  # the counts of ``_increase_sampled_metrics``, under RLlib's names and reductions
-            lifetime = {NUM_ENV_STEPS_SAMPLED: NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_EPISODES: NUM_EPISODES_LIFETIME,
-                        NUM_AGENT_STEPS_SAMPLED: NUM_AGENT_STEPS_SAMPLED_LIFETIME,
-                        NUM_MODULE_STEPS_SAMPLED: NUM_MODULE_STEPS_SAMPLED_LIFETIME}
-            for key, count in self._sampled.items():
-                name, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
-                if count or name == NUM_ENV_STEPS_SAMPLED:
-                    self.metrics.log_value((name, *rest) if rest else name, count, reduce="sum")
-                    self.metrics.log_value((lifetime[name], *rest) if rest else lifetime[name], count,
-                                           reduce="lifetime_sum", with_throughput=name == NUM_ENV_STEPS_SAMPLED)
-            self._sampled.clear()
+            self._log_sampled_counts()
+
+    def _batched_sampling_applies(self, num_timesteps, random_actions) -> bool:
+        """Whether ``BatchSampler`` does what RLlib's loop would: timesteps counted as env steps, actions
+        from the module, RLlib's default connectors and no per-episode callbacks."""
+        config = self.config
+        if num_timesteps is None or random_actions or self.module is None or config.count_steps_by != "env_steps":
+            return False
+        if config._env_to_module_connector is not None or config._module_to_env_connector is not None:
+            return False
+        hooks = ("on_episode_created", "on_episode_start", "on_episode_step", "on_episode_end")
+        if any(getattr(config, f"callbacks_{hook}") for hook in hooks):
+            return False
+        return not any(getattr(type(callback), hook) is not getattr(RLlibCallback, hook)
+                       for callback in self._callbacks for hook in hooks)
+
+    def _sample_batched(self, num_timesteps: int, explore: bool, force_reset: bool) -> list:
+        """``BatchSampler``'s sample, kept where RLlib's runner keeps its episodes for ``get_metrics``."""
+        if self._sampler is None or force_reset or self._needs_initial_reset:
+            self._sampler = BatchSampler(self)
+            self._sampler.reset(self._seed if self._needs_initial_reset else None)
+            self._needs_initial_reset = False
+            self._ongoing_episodes_for_metrics.clear()
+        episodes, counts = self._sampler.sample(num_timesteps, explore)
+        done = [episode for episode in episodes if episode.is_done]
+        self._done_episodes_for_metrics.extend(done)
+        for episode in episodes[len(done):]:
+            self._ongoing_episodes_for_metrics[episode.id_].append(episode)
+        sampled = self._sampled
+        sampled[NUM_ENV_STEPS_SAMPLED] += counts["env_steps"]
+        sampled[NUM_EPISODES] += counts["episodes"]
+        for agent, count in zip(self._sampler.agents, counts["agents"].tolist()):
+            sampled[NUM_AGENT_STEPS_SAMPLED, agent] += count
+        for module_id, count in counts["modules"].items():
+            sampled[NUM_MODULE_STEPS_SAMPLED, module_id] += count
+        if counts["env_steps"]:
+            self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=counts["env_steps"])
+        return episodes
+
+    def _log_sampled_counts(self) -> None:
+        lifetime = {NUM_ENV_STEPS_SAMPLED: NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_EPISODES: NUM_EPISODES_LIFETIME,
+                    NUM_AGENT_STEPS_SAMPLED: NUM_AGENT_STEPS_SAMPLED_LIFETIME,
+                    NUM_MODULE_STEPS_SAMPLED: NUM_MODULE_STEPS_SAMPLED_LIFETIME}
+        for key, count in self._sampled.items():
+            name, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+            if count or name == NUM_ENV_STEPS_SAMPLED:
+                self.metrics.log_value((name, *rest) if rest else name, count, reduce="sum")
+                self.metrics.log_value((lifetime[name], *rest) if rest else lifetime[name], count,
+                                       reduce="lifetime_sum", with_throughput=name == NUM_ENV_STEPS_SAMPLED)
+        self._sampled.clear()
 
     def make_env(self):
         if self.env is not None:
@@ -376,6 +433,7 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
         self.env = HPUnoVectorMultiAgentEnv(self.config.num_envs_per_env_runner, env_context)
         self.num_envs = self.env.num_envs
         self._needs_initial_reset = True
+        self._sampler = None  # it steps the engine of the env it was made for
         make_callback(
             "on_environment_created",
             callbacks_objects=self._callbacks,
@@ -407,7 +465,12 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
 
     def _forward(self, batch, **kwargs):
         mask, batch = _split_mask(batch)
-        return _mask_logits(super()._forward(batch, **kwargs), mask)
+        encoder = self.encoder
+        if encoder.config.shared or getattr(encoder, "critic_encoder", None) is None or self.is_stateful():
+            return _mask_logits(super()._forward(batch, **kwargs), mask)
+        # The actor's encoder alone: RLlib's _forward runs the critic's too, for nothing, in every env
+        # runner (RLlib builds a runner's modules of a multi-agent spec with their critics).
+        return _mask_logits({Columns.ACTION_DIST_INPUTS: self.pi(encoder.actor_encoder(batch)[ENCODER_OUT])}, mask)
 
     def _forward_train(self, batch, **kwargs):
         mask, batch = _split_mask(batch)
@@ -502,7 +565,8 @@ class FrozenLeague:
 def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int = 64, batched: bool = True,
                league: int = 0, snapshot_every: int = 5, train_batch: int = 4096, minibatch: int = 512, epochs: int = 4,
                lr: float = 3e-4, entropy_coeff: float = 0.01, hidden: Sequence[int] = (256, 256),
-               scale_observations: bool = True, seed: int | None = 0, **rule_options) -> PPOConfig:
+               scale_observations: bool = True, learners: int = 0, learner_gpus: float = 0.0, seed: int | None = 0,
+               **rule_options) -> PPOConfig:
     """PPO with action masking (``MaskedPPOTorchRLModule``) on Harry Potter UNO self-play.
 
     Args:
@@ -514,18 +578,26 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
         league: 0 for one shared policy at every seat; k > 0 for a ``"learner"`` against
             k frozen snapshots of itself (``LeagueMapping``), refreshed every
             ``snapshot_every`` iterations (``FrozenLeague``).
-        train_batch, minibatch, epochs, lr, entropy_coeff, hidden: PPO's and the network's.
+        train_batch, minibatch, epochs, lr, entropy_coeff, hidden: PPO's and the network's (the batch
+            and minibatch sizes over all learners together).
         scale_observations: observations times ``encoding.observation_scale``.
+        learners: learner processes (RLlib's ``num_learners``), each updating on its share of the
+            batch, their gradients averaged; 0: one learner in the driver's process.
+        learner_gpus: GPUs per learner (RLlib's ``num_gpus_per_learner``; 0: CPU).
         seed: seeds the games and the networks.
         **rule_options: ``RulesOptions`` fields.
 
     Build with ``.build_algo()`` after ``ray.init()``.
     """
     league = check_int(league, "league (the number of frozen snapshots)", low=0)
+    learners = check_int(learners, "learners", low=0)
+    if not learner_gpus >= 0:
+        raise ValueError(f"learner_gpus must be >= 0, got {learner_gpus}")
     env_config = {"num_players": num_players, "scale_observations": scale_observations, "seed": seed, **rule_options}
     HPUnoMultiAgentEnv(env_config)  # bad options fail here, in the caller, not in a worker
     module = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
                           model_config={"fcnet_hiddens": list(hidden), "head_fcnet_hiddens": [], "vf_share_layers": False})
+    shares = max(learners, 1)
     if league:
         module_ids = [LEARNER_POLICY] + [frozen_policy(i) for i in range(league)]
         mapping, trained = LeagueMapping(num_players, league), [LEARNER_POLICY]
@@ -538,9 +610,10 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
                      env_runner_cls=HPUnoEnvRunner if batched else MultiAgentEnvRunner)
         .multi_agent(policies=set(module_ids), policy_mapping_fn=mapping, policies_to_train=trained)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={module_id: module for module_id in module_ids}))
-        .training(train_batch_size_per_learner=train_batch, minibatch_size=minibatch, num_epochs=epochs, lr=lr,
-                  entropy_coeff=entropy_coeff)
-        .learners(num_learners=0)
+        # RLlib's batch sizes are per learner: each learner samples and updates on its share
+        .training(train_batch_size_per_learner=-(-train_batch // shares), minibatch_size=-(-minibatch // shares),
+                  num_epochs=epochs, lr=lr, entropy_coeff=entropy_coeff)
+        .learners(num_learners=learners, num_gpus_per_learner=learner_gpus)
         .debugging(seed=seed)
     )
     if league:

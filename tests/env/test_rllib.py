@@ -300,3 +300,165 @@ def test_train_rllib_checkpoints_resumes_with_its_own_options_and_saves_on_ctrl_
     assert script.main(["--iterations", "1", "--hidden", "16", "--overwrite", "--out", out, *tiny]) == 0  # a new run there
     progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
     assert progress["iterations"] == 1 and progress["options"]["hidden"] == "16"
+
+
+def _rllib_episodes_step_by_step(env_config: dict, seed: int, steps: list, samples: list[int], mapping) -> list[list]:
+    """What RLlib's MultiAgentEnvRunner makes of the same games and actions: each step filed with
+    ``MultiAgentEpisode.add_env_step``, a game dealt again as soon as its episode ends, episodes cut at the
+    end of each sample (``samples``: steps per sample) and returned as RLlib returns them (pruned, numpy)."""
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
+    from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
+
+    from hpuno_env.rllib import MultiAgentGames
+
+    games = MultiAgentGames(len(steps[0][0]), env_config)
+    spaces_ = (dict.fromkeys(games.agents, games.observation_space), dict.fromkeys(games.agents, games.action_space))
+
+    def deal(indices, seed=None):
+        observations, infos = games.reset(np.asarray(indices), seed=seed)
+        for g, observation, info in zip(indices, observations, infos):
+            episodes[g] = MultiAgentEpisode(observation_space=spaces_[0], action_space=spaces_[1], agent_to_module_mapping_fn=mapping)
+            episodes[g].add_env_reset(observations=observation, infos=info)
+
+    episodes = [None] * games.num_games
+    deal(list(range(games.num_games)), seed)
+    stepping, results, steps = np.ones(games.num_games, np.bool_), [], iter(steps)
+    for count in samples:
+        done = []
+        for _ in range(count):
+            actions, log_probs, logits = next(steps)
+            acting = [games.agents[seat] for seat in games.engine.current_player]
+            moves = [{agent: int(action)} for agent, action in zip(acting, actions)]
+            for g, step in enumerate(zip(*games.step(moves, stepping))):
+                observation, reward, terminated, truncated, info = step
+                outputs = {acting[g]: {Columns.ACTION_DIST_INPUTS: logits[g], Columns.ACTION_LOGP: log_probs[g], WEIGHTS_SEQ_NO: 0}}
+                episodes[g].add_env_step(observations=observation, actions=moves[g], rewards=reward, infos=info,
+                                         terminateds=terminated, truncateds=truncated, extra_model_outputs=outputs)
+            ended = [g for g, episode in enumerate(episodes) if episode.is_done]
+            done += [episodes[g] for g in ended]
+            if ended:
+                deal(ended)
+        ongoing = [episode for episode in episodes if episode.env_t > 0]
+        episodes = [episode.cut(len_lookback_buffer=1) for episode in episodes]
+        for episode in done + ongoing:
+            for agent in [agent for agent, single in episode.agent_episodes.items() if not len(single)]:
+                del episode.agent_episodes[agent]
+            episode.to_numpy()
+        results.append(done + ongoing)
+    return results
+
+
+def _content_key(episode):
+    return (len(episode), episode.env_t_started, tuple(sorted(
+        (agent, single.get_extra_model_outputs("action_logp").tobytes()) for agent, single in episode.agent_episodes.items())))
+
+
+def test_batched_runner_builds_the_episodes_rllib_builds_step_by_step(monkeypatch):
+    """HPUnoEnvRunner's episodes, built from arrays once per sample(), hold what RLlib's per-step path
+    builds from the same games and actions: per seat the observations, actions, rewards, log-probabilities,
+    logits, ends and agent steps, over rounds that end and cut, chunks that go on across sample() calls
+    under the same ids (with the seat's previous step as lookback), every env step in one chunk."""
+    from ray.rllib.core.columns import Columns
+
+    from hpuno_env.rllib import HPUnoEnvRunner, shared_policy_mapping
+    from hpuno_env.rllib_sampling import BatchSampler
+
+    config = ppo_config(3, runners=0, games_per_runner=5, hidden=(16,), voluntary_draw=False, max_turns=60,
+                        reward="points", seed=11)
+    recorded, act = [], BatchSampler._act
+
+    def recording_act(self, explore):
+        outputs = act(self, explore)
+        recorded.append(tuple(np.copy(output) for output in outputs))
+        return outputs
+
+    monkeypatch.setattr(BatchSampler, "_act", recording_act)
+    runner = HPUnoEnvRunner(config=config)
+    try:
+        samples, counts = [], []
+        for timesteps in (23, 300, 7, 500):
+            before = len(recorded)
+            samples.append(runner.sample(num_timesteps=timesteps))
+            counts.append(len(recorded) - before)
+        reference = _rllib_episodes_step_by_step(config.env_config, runner._seed, recorded, counts, shared_policy_mapping)
+    finally:
+        runner.stop()
+    ends = [(episode.is_terminated, episode.is_truncated) for chunk in samples for episode in chunk]
+    assert ends.count((True, False)) >= 3 and ends.count((False, True)) >= 3, ends
+    fields = (lambda e: e.get_actions(), lambda e: e.get_rewards(), lambda e: e.get_extra_model_outputs(Columns.ACTION_LOGP),
+              lambda e: e.get_extra_model_outputs(Columns.ACTION_DIST_INPUTS))
+    for ours, theirs, steps in zip(samples, reference, counts):
+        assert sum(episode.env_steps() for episode in ours) == 5 * steps  # every game's every step, once
+        assert sorted(map(_content_key, ours)) == sorted(map(_content_key, theirs))
+        for mine, rllib in zip(sorted(ours, key=_content_key), sorted(theirs, key=_content_key)):
+            assert (mine.is_terminated, mine.is_truncated, mine.env_t) == (rllib.is_terminated, rllib.is_truncated, rllib.env_t)
+            for agent, single in mine.agent_episodes.items():
+                other = rllib.agent_episodes[agent]
+                assert (single.t_started, len(single), single.is_terminated, single.is_truncated, single.module_id) == (
+                    other.t_started, len(other), other.is_terminated, other.is_truncated, other.module_id)
+                for key, column in single.get_observations(slice(0, len(single) + 1)).items():
+                    np.testing.assert_array_equal(column, other.get_observations(slice(0, len(other) + 1))[key])
+                for field in fields:
+                    np.testing.assert_allclose(field(single), field(other), rtol=0, atol=1e-6)
+    for episode in samples[1]:  # RLlib's learner group slices episodes by env steps to share a batch
+        cut = len(episode) // 3
+        pieces = [episode[:cut], episode.slice(slice(cut, None), len_lookback_buffer=1)]
+        assert [len(piece) for piece in pieces] == [cut, len(episode) - cut] and pieces[1].is_done == episode.is_done
+        for agent, single in episode.agent_episodes.items():
+            parts = [piece.agent_episodes[agent] for piece in pieces if agent in piece.agent_episodes]
+            assert all(part.module_id == single.module_id and part.agent_id == agent for part in parts)
+            np.testing.assert_array_equal(np.concatenate([part.get_actions() for part in parts]), single.get_actions())
+            np.testing.assert_array_equal(np.concatenate([part.get_rewards() for part in parts]), single.get_rewards())
+    for previous, chunk in zip(samples, samples[1:]):  # each ongoing chunk goes on under its ids
+        following = {episode.id_: episode for episode in chunk}
+        for episode in previous:
+            if episode.is_done:
+                continue
+            successor = following[episode.id_]
+            assert successor.env_t_started == episode.env_t
+            for agent, single in episode.agent_episodes.items():
+                if agent in successor.agent_episodes:
+                    later = successor.agent_episodes[agent]
+                    assert later.id_ == single.id_ and later.t_started == single.t and later.observations.lookback == 1
+                    np.testing.assert_array_equal(later.get_observations(-1, neg_index_as_lookback=True)["observations"],
+                                                  single.get_observations(-2)["observations"])
+
+
+def test_train_rllib_trains_with_two_learner_processes(local_ray, tmp_path, capsys):
+    """--learners 2: RLlib's learner group of two processes, each updating on half of every batch (the
+    episodes HPUnoEnvRunner builds, sliced between them), trains an iteration and checkpoints."""
+    config = ppo_config(2, runners=0, learners=2, train_batch=256, minibatch=128)
+    assert (config.num_learners, config.train_batch_size_per_learner, config.minibatch_size) == (2, 128, 64)
+    script = load_train_rllib()
+    argv = ["--iterations", "1", "--runners", "0", "--learners", "2", "--games-per-runner", "8", "--train-batch", "512",
+            "--minibatch", "128", "--epochs", "1", "--hidden", "32", "--eval-rounds", "0", "--out", str(tmp_path / "run"),
+            "--rules", '{"voluntary_draw": false, "max_turns": 200}']
+    assert script.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "0 runners x 8 games; 2 learner processes" in printed and "iter    1" in printed
+    progress = json.loads((tmp_path / "run" / "checkpoint" / "progress.json").read_text())
+    assert progress["iterations"] == 1 and progress["env_steps"] >= 512
+
+
+def test_batched_runner_hands_what_it_cannot_batch_to_rllibs_loop():
+    """Greedy sampling stays batched (the arg max of the masked logits: legal, log-probability 0); whole
+    episodes and random actions go to RLlib's own loop, which deals afresh, and batched sampling resumes."""
+    from hpuno_env.rllib import HPUnoEnvRunner
+
+    config = ppo_config(2, runners=0, games_per_runner=4, hidden=(16,), voluntary_draw=False, max_turns=60, seed=2)
+    runner = HPUnoEnvRunner(config=config)
+    try:
+        greedy = runner.sample(num_timesteps=200, explore=False)
+        for episode in greedy:
+            for single in episode.agent_episodes.values():
+                masks = single.get_observations(slice(0, len(single)))["action_mask"]
+                assert masks[np.arange(len(single)), single.get_actions()].all()
+                assert not single.get_extra_model_outputs("action_logp").any()
+        whole = runner.sample(num_episodes=2)
+        assert len(whole) >= 2 and all(episode.is_done for episode in whole)
+        assert runner._sampler is None
+        assert sum(episode.env_steps() for episode in runner.sample(num_timesteps=40, random_actions=True)) >= 40
+        assert sum(episode.env_steps() for episode in runner.sample(num_timesteps=40)) >= 40 and runner._sampler is not None
+    finally:
+        runner.stop()
