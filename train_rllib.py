@@ -85,6 +85,9 @@ class Args:
     epochs: int = option(4, "passes over each batch in the update")
     lr: float = option(3e-4, "Adam step size")
     entropy_coeff: float = option(0.01, "entropy bonus")
+    gamma: float = option(0.99, "discount per decision (train.py's --gamma)")
+    gae_lambda: float = option(0.8, "GAE lambda (train.py's --gae-lambda)")
+    clip_range: float = option(0.2, "PPO clip range (train.py's --clip-range)")
     hidden: str = option("256,256", "hidden layer sizes of the policy and value networks, comma-separated")
     scale_observations: bool = option(True, "multiply observations by hpuno_env.encoding.observation_scale (each entry to about [0, 1])")
     threads: int = option(1, "torch threads of the learner in this process (runners get one each from Ray)")
@@ -176,6 +179,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
         parser.error(f"--lr must be in (0, 1], got {args.lr}")
     if args.entropy_coeff < 0:
         parser.error(f"--entropy-coeff must be >= 0, got {args.entropy_coeff}")
+    for name in ("gamma", "gae_lambda", "clip_range"):  # as train.py checks them
+        if not 0 < getattr(args, name) <= 1:
+            parser.error(f"--{name.replace('_', '-')} must be in (0, 1], got {getattr(args, name)}")
     problem = folder_problem(args.out)
     if problem:  # found now, not after the iterations
         parser.error(f"--out: {problem}")
@@ -218,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     config = ppo_config(
         args.players, runners=args.runners, games_per_runner=args.games_per_runner, batched=args.batched,
         league=args.league, snapshot_every=args.snapshot_every, train_batch=args.train_batch, minibatch=args.minibatch,
-        epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, hidden=hidden,
+        epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, gamma=args.gamma, gae_lambda=args.gae_lambda,
+        clip_range=args.clip_range, hidden=hidden,
         scale_observations=args.scale_observations, learners=args.learners, learner_gpus=args.learner_gpus,
         seed=args.seed + done["iterations"], **rules,
     )

@@ -562,10 +562,15 @@ class FrozenLeague:
 # ------------------------------------------------------------ PPO
 
 
+# What PPO's update does beyond the options, as Stable-Baselines3's PPO (train.py) does it (ppo_config).
+SB3_UPDATE = {"vf_loss_coeff": 0.5, "grad_clip": 0.5, "grad_clip_by": "global_norm", "use_kl_loss": False, "kl_coeff": 0.0,
+              "vf_clip_param": float("inf")}
+
+
 def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int = 64, batched: bool = True,
                league: int = 0, snapshot_every: int = 5, train_batch: int = 4096, minibatch: int = 512, epochs: int = 4,
-               lr: float = 3e-4, entropy_coeff: float = 0.01, hidden: Sequence[int] = (256, 256),
-               scale_observations: bool = True, learners: int = 0, learner_gpus: float = 0.0, seed: int | None = 0,
+               lr: float = 3e-4, entropy_coeff: float = 0.01, gamma: float = 0.99, gae_lambda: float = 0.8,
+               clip_range: float = 0.2, hidden: Sequence[int] = (256, 256), scale_observations: bool = True, learners: int = 0, learner_gpus: float = 0.0, seed: int | None = 0,
                **rule_options) -> PPOConfig:
     """PPO with action masking (``MaskedPPOTorchRLModule``) on Harry Potter UNO self-play.
 
@@ -578,8 +583,12 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
         league: 0 for one shared policy at every seat; k > 0 for a ``"learner"`` against
             k frozen snapshots of itself (``LeagueMapping``), refreshed every
             ``snapshot_every`` iterations (``FrozenLeague``).
-        train_batch, minibatch, epochs, lr, entropy_coeff, hidden: PPO's and the network's (the batch
-            and minibatch sizes over all learners together).
+        train_batch, minibatch, epochs, lr, entropy_coeff, gamma, gae_lambda, clip_range, hidden: PPO's and
+            the network's (the batch and minibatch sizes over all learners together), named and defaulted as
+            train.py's. The rest of the update is set as Stable-Baselines3's PPO, which train.py runs: value
+            loss weight 0.5, gradients clipped to a global norm of 0.5, no KL penalty and no value clipping
+            (RLlib's defaults are 1.0, no clipping, a KL penalty of 0.2 and a value clip of 10), so that a
+            recipe moves between the two.
         scale_observations: observations times ``encoding.observation_scale``.
         learners: learner processes (RLlib's ``num_learners``), each updating on its share of the
             batch, their gradients averaged; 0: one learner in the driver's process.
@@ -612,7 +621,8 @@ def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int 
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={module_id: module for module_id in module_ids}))
         # RLlib's batch sizes are per learner: each learner samples and updates on its share
         .training(train_batch_size_per_learner=-(-train_batch // shares), minibatch_size=-(-minibatch // shares),
-                  num_epochs=epochs, lr=lr, entropy_coeff=entropy_coeff)
+                  num_epochs=epochs, lr=lr, entropy_coeff=entropy_coeff, gamma=gamma, lambda_=gae_lambda,
+                  clip_param=clip_range, **SB3_UPDATE)
         .learners(num_learners=learners, num_gpus_per_learner=learner_gpus)
         .debugging(seed=seed)
     )
