@@ -88,6 +88,11 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
         observation_dtype: np.float32 (default) or np.int8.
         scale_observations: multiply by ``universal_scale()`` (float32 only).
         illegal_action: ``"raise"`` or ``"lose"``, as ``SeatBatch``.
+        wins_only: pay the learner only what it wins (a negative reward becomes 0). With ``reward="win"`` its
+            return is then 1 for a won round and 0 for a lost or truncated one, so the return is the win rate.
+            With the rules' -1 for a loss, a learner that wins less than half its rounds (a fair share at three
+            or more players) does better by stalling a round to its ``max_turns`` truncation (0 for everyone)
+            than by playing on; it can stall by drawing until it holds the whole deck.
 
     >>> from sb3_contrib import MaskablePPO
     >>> env = HPUnoMixtureVecEnv([2, 3, 6], num_envs_per_table=32, seed=0)
@@ -95,7 +100,8 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
     """
 
     def __init__(self, tables: Sequence, num_envs_per_table: int = 64, opponent=None, seed: int | None = None,
-                 observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise"):
+                 observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise",
+                 wins_only: bool = False):
         num_envs_per_table = check_positive_int(num_envs_per_table, "num_envs_per_table")
         self.tables = [table if isinstance(table, MixtureTable) else MixtureTable(table, num_envs_per_table) for table in tables]
         if not self.tables:
@@ -104,6 +110,7 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
         self.batches = [SeatBatch(table.num_envs, table.num_players, "random", self._opponent_for(opponent, table, seed, index),
                                   self._table_seed(seed, index), illegal_action, **table.rules)
                         for index, table in enumerate(self.tables)]
+        self.wins_only = check_bool(wins_only, "wins_only")
         self.dtype = check_observation_dtype(observation_dtype)
         self.scale = universal_scale() if check_bool(scale_observations, "scale_observations") else None
         if self.scale is not None and self.dtype != np.float32:
@@ -161,6 +168,8 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {self._actions.shape}")
         results = [batch.step(self._actions[self.bounds[index]: self.bounds[index + 1]]) for index, batch in enumerate(self.batches)]
         rewards = np.concatenate([result[2] for result in results])
+        if self.wins_only:
+            rewards = np.maximum(rewards, 0.0)
         terminated = np.concatenate([result[3] for result in results])
         truncated = np.concatenate([result[4] for result in results])
         dones = terminated | truncated

@@ -7,7 +7,8 @@ house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; each ha
 
 A fresh network is first fitted to the heuristic's decisions at every table (``--warm-start``, the
 ``--warm-start-decisions`` shared equally among the tables); then PPO plays the heuristic at every table, the
-learner in a random seat. The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
+learner in a random seat, paid 1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with
+-1 for a loss it learns to stall rounds it would likely lose). The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
 ``--final-learning-rate`` it then falls linearly to that value at the run's end (set per chunk, so in steps).
 The run goes in chunks of ``--checkpoint-every`` steps, each ending with an atomic checkpoint (``--resume`` goes
 on from the last), and every ``--eval-every`` steps writes the learner's win rate per table to
@@ -140,7 +141,8 @@ def universal_demonstrations(tables: list[TrainingTable], decisions: int, seed: 
         teacher = players.load("heuristic", num_players=table.num_players, seed=seed + 100 * index)
         part = imitation.collect(teacher, table.num_players, max(1, decisions // len(tables)), seed=seed + 100 * index + 1,
                                  **table.rules)
-        parts.append(dataclasses.replace(part, observations=universal_observation(part.observations, table.num_players, table.rules)))
+        parts.append(dataclasses.replace(part, observations=universal_observation(part.observations, table.num_players, table.rules),
+                                         returns=np.maximum(part.returns, 0.0)))  # the critic learns the wins-only return
     return imitation.Demonstrations(*(np.concatenate([getattr(part, name) for part in parts])
                                       for name in ("observations", "masks", "actions", "returns")))
 
@@ -172,8 +174,10 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable]) -
     device = training_device(args.device)
     rules = rules_from_options(args.rule, args.rules)
     per_table = max(1, args.envs // len(tables))
+    # wins_only: the learner's return is its win rate; with -1 for a loss it learns to stall rounds at tables of
+    # three or more, where it wins less than half of them (HPUnoMixtureVecEnv).
     game_env = HPUnoMixtureVecEnv([MixtureTable(table.num_players, per_table, table.rules) for table in tables], seed=args.seed,
-                                  scale_observations=True)
+                                  scale_observations=True, wins_only=True)
     args.envs = game_env.num_envs  # new_model sizes the minibatch by it
     checkpoint = os.path.join(args.out, "checkpoint.zip")
     state = checkpoint_state(args.out) if args.resume else {}

@@ -212,3 +212,23 @@ def test_maskable_ppo_learns_on_a_mixture_and_is_paid_at_every_table():
     assert model.num_timesteps == 3 * 16 * 16 * 2
     assert set(paid_at) == {0, 1, 2}, f"episodes paid at tables {sorted(set(paid_at))}"
     assert all(row["episodes"] > 0 for row in env.table_stats())
+
+
+def test_wins_only_pays_a_won_round_1_and_nothing_else_on_the_same_games():
+    def rewards_of(wins_only):
+        env = HPUnoMixtureVecEnv([2, 4], num_envs_per_table=4, seed=3, wins_only=wins_only)
+        env.reset()
+        paid, ended = [], []
+        for _ in range(400):
+            _, rewards, dones, _ = env.step(env.action_masks().argmax(axis=1))
+            paid.append(rewards)
+            ended.append(dones)
+        return np.array(paid), np.array(ended), env.table_stats()
+
+    plain, ended, plain_stats = rewards_of(False)
+    wins, ended_too, stats = rewards_of(True)
+    assert (ended == ended_too).all() and (plain < 0).any()  # the same games; some rounds lost
+    np.testing.assert_array_equal(wins, np.maximum(plain, 0.0))
+    assert [row["wins"] for row in stats] == [row["wins"] for row in plain_stats]
+    with pytest.raises(ValueError, match="wins_only"):
+        HPUnoMixtureVecEnv([2], wins_only="yes")
