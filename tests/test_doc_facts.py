@@ -392,15 +392,15 @@ def test_the_model_cards_sizes_are_the_agent_files(name):
     """The card's input count, network shape and the prefix it reads are its agent file's (tests/test_docs.py checks
     the sha256, players, layout version and steps)."""
     card = text(DOCS / "agents" / f"{name}.md")
-    players = int(re.search(r"^\| players \| (\d+)", card, re.M).group(1))
-    described = agents.load(name, num_players=players).describe()
+    players = re.search(r"^\| players \| (\d+|any)", card, re.M).group(1)  # "any": a universal agent
+    described = agents.load(name, num_players=2 if players == "any" else int(players)).describe()
     network = described["network"]
-    assert re.search(rf"^\| observation layout \| {described['observation']['version']} \({network['input_size']} inputs",
+    assert re.search(rf"^\| observation layout \| (universal, version )?{described['observation']['version']} \({network['input_size']} inputs",
                      card, re.M), f"{name}: the observation layout row"
     shape = "-".join(map(str, [network["input_size"], *network["hidden_sizes"], network["num_actions"]]))
     assert re.search(rf"^\| architecture \| MLP {shape}, {network['activation']},", card, re.M), f"{name}: MLP {shape}"
     for prefix in re.findall(r"the first (\d+) entries of the current observation", card):
-        assert int(prefix) == described["observation"]["size"] < observation_size(players)
+        assert int(prefix) == described["observation"]["size"] < observation_size(int(players))
 
 
 # ---------------------------------------------------------------- the engine's memory
