@@ -204,6 +204,24 @@ def phase(what: str):
     print(f"  done in {time.perf_counter() - started:.0f} s", flush=True)
 
 
+def report_resources(args: Args) -> None:
+    """What Ray has and where the learners go, with a warning where the start would wait for more nodes."""
+    resources = ray.cluster_resources()
+    cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
+    learner_cpus = args.learners if not args.learner_gpus else 0  # a GPU learner takes no CPU of its own in RLlib
+    print(f"Ray: {cpus:.0f} CPUs" + (f", {gpus:.0f} GPUs" if gpus else "") + f"; {args.runners} runners x {args.games_per_runner} games; "
+          + (f"{args.learners} learner process" + ("es" if args.learners > 1 else "") if args.learners
+             else "the learner in this process")
+          + (f" on {args.learner_gpus:g} GPU(s) each" if args.learner_gpus else ""))
+    if args.runners + learner_cpus > cpus:  # RLlib waits for every runner's and learner's CPU without a time limit
+        print(f"warning: --runners {args.runners} and --learners {args.learners} need {args.runners + learner_cpus} CPUs "
+              f"and Ray has {cpus:.0f}: the start waits until nodes with the rest join (give fewer to start now)",
+              flush=True)
+    if args.learner_gpus * max(args.learners, 1) > gpus:
+        print(f"warning: --learner-gpus {args.learner_gpus:g} needs {args.learner_gpus * max(args.learners, 1):g} GPUs "
+              f"and Ray has {gpus:.0f}: the start waits until nodes with them join", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
@@ -241,20 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
         with phase(f"{where} (5-60 s)"):
             ray.init(address=args.address or None, include_dashboard=False)
-    resources = ray.cluster_resources()
-    cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
-    learner_cpus = args.learners if not args.learner_gpus else 0  # a GPU learner takes no CPU of its own in RLlib
-    print(f"Ray: {cpus:.0f} CPUs" + (f", {gpus:.0f} GPUs" if gpus else "") + f"; {args.runners} runners x {args.games_per_runner} games; "
-          + (f"{args.learners} learner process" + ("es" if args.learners > 1 else "") if args.learners
-             else "the learner in this process")
-          + (f" on {args.learner_gpus:g} GPU(s) each" if args.learner_gpus else ""))
-    if args.runners + learner_cpus > cpus:  # RLlib waits for every runner's and learner's CPU without a time limit
-        print(f"warning: --runners {args.runners} and --learners {args.learners} need {args.runners + learner_cpus} CPUs "
-              f"and Ray has {cpus:.0f}: the start waits until nodes with the rest join (give fewer to start now)",
-              flush=True)
-    if args.learner_gpus * max(args.learners, 1) > gpus:
-        print(f"warning: --learner-gpus {args.learner_gpus:g} needs {args.learner_gpus * max(args.learners, 1):g} GPUs "
-              f"and Ray has {gpus:.0f}: the start waits until nodes with them join", flush=True)
+    report_resources(args)
     with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel: 3-20 s, "
                f"30-120 s the first time, when they compile it)"):
         algo = config.build_algo()
