@@ -91,8 +91,9 @@ def parse_tables(text: str, flag: str = "--tables") -> list[int]:
 def train_universal(args: Args, argv: list[str]) -> int:
     """One universal run in its run folder (held by a FolderLock); the exit status."""
     try:
+        rules = rules_from_options(args.rule, args.rules)
         tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
-                                 rules_from_options(args.rule, args.rules))
+                                 rules)
     except ValueError as error:
         print(error_lines("train.py", str(error)), end="", file=sys.stderr)
         return 2
@@ -102,7 +103,7 @@ def train_universal(args: Args, argv: list[str]) -> int:
         print(error_lines("train.py", problem), end="", file=sys.stderr)
         return 2
     try:
-        return _train_in_folder(args, argv, tables)
+        return _train_in_folder(args, argv, tables, rules)
     finally:
         lock.release()
 
@@ -169,10 +170,9 @@ def warm_start(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> d
     return {"teacher": "heuristic", "decisions": len(fitted), "epochs": history, "agreement": share, "seconds": seconds}
 
 
-def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable]) -> int:
+def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], rules: dict) -> int:
     torch.set_num_threads(update_threads(args.threads))
     device = training_device(args.device)
-    rules = rules_from_options(args.rule, args.rules)
     per_table = max(1, args.envs // len(tables))
     # wins_only: the learner's return is its win rate; with -1 for a loss it learns to stall rounds at tables of
     # three or more, where it wins less than half of them (HPUnoMixtureVecEnv).
