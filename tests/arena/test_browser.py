@@ -148,6 +148,30 @@ def test_a_watched_game_steps_and_runs_to_its_end(page, server):
     assert "Game over" in page.inner_text("#watch-status")
 
 
+def test_a_watched_game_keeps_playing_when_a_step_outlasts_the_delay(page, server):
+    """Steps that take longer than the chosen delay (a loaded server) slow the game down; they never pause it."""
+    open_page(page, server, "watch")
+    page.select_option("#watch-players", "2")
+    page.fill("#watch-agents", "heuristic,heuristic")
+    page.click("#watch-start")
+    page.wait_for_selector("#watch-table[data-renders]")
+
+    def slow_step(route):
+        time.sleep(0.3)  # six times the 50 ms delay
+        route.continue_()
+
+    page.route("**/api/games/*/step", slow_step)
+    page.fill("#watch-speed", "50")
+    page.dispatch_event("#watch-speed", "input")
+    page.click("#watch-run")
+    for _ in range(4):
+        renders = page.get_attribute("#watch-table", "data-renders")
+        page.wait_for_selector(f'#watch-table:not([data-renders="{renders}"])')
+    assert page.inner_text("#watch-run") == "Pause"
+    page.click("#watch-run")
+    assert page.inner_text("#watch-run") == "Play"
+
+
 def test_a_replay_steps_back_and_forth_and_changes_viewer(page, server, folders):
     with TestClient(create_app(records=str(folders["records"]))) as client:  # a record to replay, in the server's folder
         created = client.post("/api/games", json={"players": 2, "opponents": ["heuristic"], "seed": 3}).json()

@@ -2,7 +2,7 @@
 "use strict";
 
 // renders counts the tables drawn: a script (or a test) driving the page waits for the next one after a click
-const state = { catalogue: null, play: null, watch: null, watchTimer: null, replay: null, renders: 0, agentNames: [] };
+const state = { catalogue: null, play: null, watch: null, watchRun: null, watchTimer: null, replay: null, renders: 0, agentNames: [] };
 
 async function api(method, path, body, token) {
   const headers = {};
@@ -183,27 +183,52 @@ async function startWatch(event) {
   });
 }
 
+// One step of the watched game; false when it could not step (over, a step in flight, or an error shown).
 async function watchStep() {
   const watch = state.watch;
-  if (!watch || watch.view.over || watch.busy) return stopWatch();
+  if (!watch || watch.view.over || watch.busy) return false;
   watch.busy = true;
-  await guarded(async () => {
-    watch.view = await api("POST", `/api/games/${watch.game}/step`, {}, watch.token);
-  });
+  const view = await guarded(() => api("POST", `/api/games/${watch.game}/step`, {}, watch.token));
   watch.busy = false;
+  if (view) watch.view = view;
   renderWatch();
+  return Boolean(view);
+}
+
+function watchDelay() {
+  return Number(document.getElementById("watch-speed").value);
+}
+
+// Playing steps, then waits the chosen delay before the next step: a slow step delays the game, never stops it.
+// Each run has its own token, so a run paused while a step is in flight ends there even if a new one starts.
+async function runWatch(run) {
+  if (state.watchRun !== run) return;
+  state.watchTimer = null;
+  const stepped = await watchStep();
+  if (state.watchRun !== run) return;
+  if (!stepped || state.watch.view.over) return stopWatch();
+  state.watchTimer = setTimeout(runWatch, watchDelay(), run);
 }
 
 function stopWatch() {
-  clearInterval(state.watchTimer);
+  state.watchRun = null;
+  clearTimeout(state.watchTimer);
   state.watchTimer = null;
   document.getElementById("watch-run").textContent = "Play";
 }
 
 function toggleWatch() {
-  if (state.watchTimer) return stopWatch();
-  state.watchTimer = setInterval(watchStep, Number(document.getElementById("watch-speed").value));
+  if (state.watchRun) return stopWatch();
+  state.watchRun = {};
   document.getElementById("watch-run").textContent = "Pause";
+  runWatch(state.watchRun);
+}
+
+// A new speed applies from the next wait; a wait under way restarts at the new length.
+function changeWatchSpeed() {
+  if (!state.watchRun || state.watchTimer === null) return;
+  clearTimeout(state.watchTimer);
+  state.watchTimer = setTimeout(runWatch, watchDelay(), state.watchRun);
 }
 
 function probabilitiesElement(move) {
@@ -359,7 +384,7 @@ function wire() {
   document.getElementById("watch-step").addEventListener("click", watchStep);
   const speed = document.getElementById("watch-speed");
   const speedText = () => { document.getElementById("watch-speed-text").textContent = `${speed.value} ms a move`; };
-  speed.addEventListener("input", () => { speedText(); if (state.watchTimer) { stopWatch(); toggleWatch(); } });
+  speed.addEventListener("input", () => { speedText(); changeWatchSpeed(); });
   speedText();
   document.getElementById("replay-open").addEventListener("click", () => openReplay({ file: document.getElementById("replay-files").value }));
   document.getElementById("replay-upload").addEventListener("change", uploadReplay);
