@@ -107,10 +107,10 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
         if not self.tables:
             raise ValueError("tables must hold at least one table")
         seed = check_seed(seed)
-        self.batches = [SeatBatch(table.num_envs, table.num_players, "random", self._opponent_for(opponent, table, seed, index),
-                                  self._table_seed(seed, index), illegal_action, **table.rules)
-                        for index, table in enumerate(self.tables)]
         self.wins_only = check_bool(wins_only, "wins_only")
+        self.batches = [SeatBatch(table.num_envs, table.num_players, "random", self._opponent_for(opponent, table, seed, index),
+                                  self._table_seed(seed, index), illegal_action, self.wins_only, **table.rules)
+                        for index, table in enumerate(self.tables)]
         self.dtype = check_observation_dtype(observation_dtype)
         self.scale = universal_scale() if check_bool(scale_observations, "scale_observations") else None
         if self.scale is not None and self.dtype != np.float32:
@@ -168,8 +168,6 @@ class HPUnoMixtureVecEnv(SharedAttributes, VecEnv):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {self._actions.shape}")
         results = [batch.step(self._actions[self.bounds[index]: self.bounds[index + 1]]) for index, batch in enumerate(self.batches)]
         rewards = np.concatenate([result[2] for result in results])
-        if self.wins_only:
-            rewards = np.maximum(rewards, 0.0)
         terminated = np.concatenate([result[3] for result in results])
         truncated = np.concatenate([result[4] for result in results])
         dones = terminated | truncated

@@ -87,14 +87,20 @@ class SeatBatch:
         illegal_action: ``"raise"`` (default: ``ValueError``, nothing changes) or ``"lose"``: an
             illegal learner action ends that game's round as lost (reward ``ILLEGAL_REWARD``,
             -1, terminated), as the wrapped PettingZoo ``env()`` does.
+        wins_only: pay the learner only what it wins (a negative reward becomes 0). With ``reward="win"`` its
+            return is then 1 for a won round and 0 for a lost or truncated one, so its return is its win rate.
+            With the rules' -1 for a loss, a learner does better by stalling a round it is likely to lose until
+            ``max_turns`` truncates it (0 for everyone) than by playing on, and it can stall by drawing until it
+            holds the whole deck; a learner that wins less than its share learns to stall many rounds.
         **rule_options: ``RulesOptions`` fields.
 
     Observations and masks are the engine's: int8 views of the player to act, bool masks.
     """
 
     def __init__(self, num_envs: int, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
-                 illegal_action: str = "raise", **rule_options):
+                 illegal_action: str = "raise", wins_only: bool = False, **rule_options):
         self.illegal_action = check_illegal_action(illegal_action)
+        self.wins_only = check_bool(wins_only, "wins_only")
         self.engine = VectorEngine(num_games=num_envs, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
         if learner_seat != "random" and not (is_int(learner_seat) and 0 <= learner_seat < num_players):
             raise ValueError(f"learner_seat must be a seat in [0, {num_players}) or 'random', got {learner_seat!r}")
@@ -235,6 +241,8 @@ class SeatBatch:
         if forfeited is not None:  # the learner is still to act there, so no opponent moved
             rewards[forfeited] += ILLEGAL_REWARD
             terminated |= forfeited
+        if self.wins_only:
+            np.maximum(rewards, 0.0, out=rewards)
         done = terminated | truncated
         terminal_observations = np.zeros_like(self.observations)
         self._carry[:] = 0.0

@@ -71,7 +71,7 @@ class SharedAttributes:
 class HPUnoVecEnv(SharedAttributes, VecEnv):
     """Stable-Baselines3 VecEnv: one learner seat per game, opponents inside the batch.
 
-    Arguments as ``SeatBatch`` (``illegal_action`` too), plus ``observation_dtype`` (float32 by default, or np.int8)
+    Arguments as ``SeatBatch`` (``illegal_action`` and ``wins_only`` too), plus ``observation_dtype`` (float32 by default, or np.int8)
     and ``scale_observations`` (``ObservationFormat``). With ``critic_sees_hands=True`` each observation is followed
     by the other seats' hidden hands (``encoding.hidden_hands``, scaled like ``hand``; zeros in a terminal
     observation), for a policy whose critic reads them and whose actor reads only the first
@@ -84,8 +84,8 @@ class HPUnoVecEnv(SharedAttributes, VecEnv):
 
     def __init__(self, num_envs: int = 64, num_players: int = 2, learner_seat: int | str = 0, opponent=None, seed: int | None = None,
                  observation_dtype=np.float32, scale_observations: bool = False, illegal_action: str = "raise",
-                 critic_sees_hands: bool = False, **rule_options):
-        self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, illegal_action, **rule_options)
+                 critic_sees_hands: bool = False, wins_only: bool = False, **rule_options):
+        self.batch = SeatBatch(num_envs, num_players, learner_seat, opponent, seed, illegal_action, wins_only, **rule_options)
         self.observation_format = ObservationFormat(self.batch.num_players, observation_dtype, scale_observations, critic_sees_hands)
         self.render_mode = None
         super().__init__(num_envs, self.observation_format.space, spaces.Discrete(NUM_ACTIONS))

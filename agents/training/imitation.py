@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +40,7 @@ import torch
 from tqdm import tqdm
 
 from hpuno_env import VectorEngine
-from hpuno_env._checks import check_positive_int
+from hpuno_env._checks import check_bool, check_positive_int
 from hpuno_env.seat_batch import ObservationFormat
 
 
@@ -99,6 +100,10 @@ class Demonstrations:
 
     def __len__(self) -> int:
         return len(self.actions)
+
+    def paid_wins_only(self) -> Demonstrations:
+        """The same decisions with the returns of a learner paid only what it wins (``SeatBatch``'s ``wins_only``)."""
+        return dataclasses.replace(self, returns=np.maximum(self.returns, 0.0))
 
 
 def collect(teacher, num_players: int, decisions: int, *, games: int = COLLECTION_GAMES, seed: int | None = 0,
@@ -231,17 +236,19 @@ def agreement(model, demonstrations: Demonstrations, num_players: int, *, scale_
 
 
 def warm_start(model, teacher, num_players: int, *, decisions: int = 400_000, epochs: int = 5, batch_size: int = 1024,
-               learning_rate: float = 1e-3, scale_observations: bool = False, seed: int = 0, progress: str | None = None,
-               **rule_options) -> dict:
+               learning_rate: float = 1e-3, scale_observations: bool = False, wins_only: bool = False, seed: int = 0,
+               progress: str | None = None, **rule_options) -> dict:
     """Behaviour-clone ``teacher`` into ``model`` (in place); returns a report.
 
     The report: decisions fitted, epochs (loss and agreement while fitting),
     ``agreement``: the share of greedy choices equal to the teacher's on
     ``decisions // 10`` decisions of other games (a teacher that breaks ties at
     random caps it below 1), and the seconds spent collecting and fitting.
-    ``progress``: "bar", "lines" or None (``Progress``).
+    ``progress``: "bar", "lines" or None (``Progress``). ``wins_only``: the critic learns the returns of a
+    learner paid only what it wins, for PPO on an env with ``wins_only=True``.
     """
     decisions = check_positive_int(decisions, "decisions")
+    wins_only = check_bool(wins_only, "wins_only")
     epochs = check_positive_int(epochs, "epochs")
     batch_size = check_positive_int(batch_size, "batch_size")
     held_out_decisions = max(decisions // 10, COLLECTION_GAMES)
@@ -252,6 +259,8 @@ def warm_start(model, teacher, num_players: int, *, decisions: int = 400_000, ep
         held_out = collect(teacher, num_players, held_out_decisions, seed=seed + 1, progress=collecting.update, **rule_options)
     finally:
         collecting.close()
+    if wins_only:
+        fitted = fitted.paid_wins_only()
     collected = time.perf_counter()
     fitting = Progress(progress, f"warm start: fitting them ({epochs} epochs)", epochs * math.ceil(len(fitted) / batch_size), "batch")
     try:

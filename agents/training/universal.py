@@ -142,8 +142,9 @@ def universal_demonstrations(tables: list[TrainingTable], decisions: int, seed: 
         teacher = players.load("heuristic", num_players=table.num_players, seed=seed + 100 * index)
         part = imitation.collect(teacher, table.num_players, max(1, decisions // len(tables)), seed=seed + 100 * index + 1,
                                  **table.rules)
-        parts.append(dataclasses.replace(part, observations=universal_observation(part.observations, table.num_players, table.rules),
-                                         returns=np.maximum(part.returns, 0.0)))  # the critic learns the wins-only return
+        # the critic learns the return of a learner paid only what it wins, as the PPO that follows
+        parts.append(dataclasses.replace(part.paid_wins_only(),
+                                         observations=universal_observation(part.observations, table.num_players, table.rules)))
     return imitation.Demonstrations(*(np.concatenate([getattr(part, name) for part in parts])
                                       for name in ("observations", "masks", "actions", "returns")))
 

@@ -249,6 +249,33 @@ def test_seat_batch_wins_and_losses_balance_against_a_copy_of_itself():
     assert games > 100 and 0.35 < wins / games < 0.65
 
 
+def test_wins_only_pays_a_won_round_1_and_a_lost_or_forfeited_one_nothing():
+    import agents
+
+    def rewards_of(wins_only):
+        env = HPUnoVecEnv(num_envs=16, num_players=2, learner_seat="random", seed=4, illegal_action="lose",
+                          opponent=agents.load("heuristic", 2, seed=1), wins_only=wins_only)
+        learner = agents.load("heuristic", 2, seed=2)
+        observations = env.reset()
+        paid, ended = [], []
+        for step in range(200):
+            masks = env.action_masks()
+            actions = learner.act(observations.astype(np.int8), masks)
+            if step == 5:
+                actions[0] = np.flatnonzero(~masks[0])[0]  # an illegal move forfeits game 0's round
+            observations, rewards, dones, _ = env.step(actions)
+            paid.append(rewards)
+            ended.append(dones)
+        return np.array(paid), np.array(ended)
+
+    plain, ended = rewards_of(False)
+    wins, ended_too = rewards_of(True)
+    assert (ended == ended_too).all() and plain[5, 0] < 0 and (plain < 0).sum() > 10 and (plain > 0).sum() > 10
+    np.testing.assert_array_equal(wins, np.maximum(plain, 0.0))
+    with pytest.raises(ValueError, match="wins_only"):
+        SeatBatch(2, wins_only=1)
+
+
 def test_opponent_can_be_swapped():
     import agents
 
