@@ -78,6 +78,10 @@ class Args:
                                           "with --critic hands (it fits a critic of observations only)")
     warm_start_decisions: int = option(400_000, "decisions of the --warm-start player (playing every seat) to fit")
     warm_start_epochs: int = option(5, "passes over those decisions (Adam, lr 1e-3, minibatch 1024)")
+    teachers: str = option("", "a universal run: TABLE=AGENT,... (e.g. 2=ppo_2p,4=ppo_4p): before PPO, fit the network to "
+                               "these agents' decisions at those tables and, at the others, to the --warm-start player's (a new "
+                               "run) or to its own greedy choices (--resume): --warm-start-decisions shared equally among "
+                               "the tables. This command's only: a later --resume does not fit again")
     # ---- PPO
     learning_rate: float = option(3e-4, "Adam step size (at step 0, if --final-learning-rate anneals it)")
     final_learning_rate: float | None = option(None, "anneal the step size linearly from --learning-rate at step 0 to this "
@@ -126,7 +130,7 @@ FIXED_BY_CHECKPOINT = ("players", "net_arch", "scale_observations")
 # builds its rollout buffer afresh for them.
 UPDATE_SETTINGS = ("n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda", "clip_range", "ent_coef")
 # Options about this terminal and machine, not the run: a resumed run takes this command's, never the run's.
-THIS_COMMAND = {"resume", "overwrite", "out", "progress", "device", "threads", "precision"}
+THIS_COMMAND = {"resume", "overwrite", "out", "progress", "device", "threads", "precision", "teachers"}
 POSITIVE = ("timesteps", "envs", "n_steps", "batch_size", "n_epochs", "checkpoint_every", "eval_rounds",
             "final_rounds", "league_rounds", "warm_start_decisions", "warm_start_epochs")
 
@@ -226,6 +230,8 @@ def _choices_problem(args: Args) -> str | None:
         return problem
     if args.house_tables and not (args.tables or args.recipe == "universal"):
         return "--house-tables adds tables to a universal run: give --tables too (or --recipe universal)"
+    if args.teachers and not (args.tables or args.recipe == "universal"):
+        return "--teachers names teachers of a universal run's tables: give --tables too (or --recipe universal)"
     try:
         mixture = opponent_mixture(args.opponent)
     except ValueError as error:

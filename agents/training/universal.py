@@ -5,8 +5,10 @@ universal agent file, which ``agents.load`` reads at any player count.
 The tables are ``--tables`` under the run's rules and, for each count of ``--house-tables``, two with every
 house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; each has --envs / (tables) games.
 
-A fresh network is first fitted to the heuristic's decisions at every table (``--warm-start``, the
-``--warm-start-decisions`` shared equally among the tables); then PPO plays the heuristic at every table, the
+A fresh network is first fitted to the ``--warm-start`` player's decisions at every table (the heuristic by default;
+``--warm-start-decisions`` shared equally among the tables), or at a table ``--teachers`` names to that agent's
+(``--teachers 2=ppo_2p,4=ppo_4p``: the specialists distilled at their tables). ``--teachers`` with ``--resume`` fits
+the trained network again: to those agents at their tables and to its own greedy choices at the others. Then PPO plays the heuristic at every table, the
 learner in a random seat, paid 1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with
 -1 for a loss it learns to stall rounds it would likely lose). The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
 ``--final-learning-rate`` it then falls linearly to that value at the run's end (set per chunk, so in steps).
@@ -94,6 +96,7 @@ def train_universal(args: Args, argv: list[str]) -> int:
         rules = rules_from_options(args.rule, args.rules)
         tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
                                  rules)
+        parse_teachers(args.teachers, tables)  # before anything is written
     except ValueError as error:
         print(error_lines("train.py", str(error)), end="", file=sys.stderr)
         return 2
@@ -135,40 +138,94 @@ class UniversalFormat:
         return rows.astype(np.float32) * self.scale
 
 
-def universal_demonstrations(tables: list[TrainingTable], decisions: int, seed: int) -> imitation.Demonstrations:
-    """The heuristic's decisions at every table (``decisions`` shared equally), in universal observations."""
-    parts = []
+def parse_teachers(text: str, tables: list[TrainingTable]) -> dict[str, str]:
+    """'2=ppo_2p,4=ppo_4p' -> {table label: agent}, each agent loaded once at its table to check it; ValueError naming
+    --teachers."""
+    labels = {table.label: table for table in tables}
+    named = {}
+    for part in filter(None, (part.strip() for part in text.split(","))):
+        label, _, name = (piece.strip() for piece in part.partition("="))
+        if label not in labels or not name:
+            raise ValueError(f"--teachers takes TABLE=AGENT for tables {', '.join(labels)}, got {part!r}")
+        if label in named:
+            raise ValueError(f"--teachers names table {label!r} twice")
+        table = labels[label]
+        try:
+            players.load(name, num_players=table.num_players, rules_options=table.rules)
+        except ValueError as error:
+            raise ValueError(f"--teachers {label}={name}: {error}") from None
+        named[label] = name
+    return named
+
+
+def table_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> list[tuple[str, object] | None]:
+    """Each table's (teacher name, player): --teachers' agent there; else the --warm-start player (a new run; None
+    for none) or the model's own greedy play (--resume), which keeps those tables as they are while others move."""
+    named = parse_teachers(args.teachers, tables)
+    teachers = []
     for index, table in enumerate(tables):
-        teacher = players.load("heuristic", num_players=table.num_players, seed=seed + 100 * index)
-        part = imitation.collect(teacher, table.num_players, max(1, decisions // len(tables)), seed=seed + 100 * index + 1,
+        seed = args.seed + 100 * index
+        if table.label in named or not args.resume:
+            name = named.get(table.label, args.warm_start)
+            teachers.append(None if name == "none" else
+                            (name, players.load(name, num_players=table.num_players, seed=seed, rules_options=table.rules)))
+        else:
+            teachers.append(("itself", live_agent(model, table.num_players, universal=True, rules_options=table.rules,
+                                                  observation_scale=universal_scale())))
+    return teachers
+
+
+def universal_demonstrations(tables: list[TrainingTable], teachers: list, decisions: int, seed: int) -> list:
+    """Each teacher's decisions at its table (``decisions`` shared equally), in universal observations; None where a
+    table has no teacher."""
+    parts = []
+    for index, (table, teacher) in enumerate(zip(tables, teachers, strict=True)):
+        if teacher is None:
+            parts.append(None)
+            continue
+        part = imitation.collect(teacher[1], table.num_players, max(1, decisions // len(tables)), seed=seed + 100 * index + 1,
                                  **table.rules)
         # the critic learns the return of a learner paid only what it wins, as the PPO that follows
         parts.append(dataclasses.replace(part.paid_wins_only(),
                                          observations=universal_observation(part.observations, table.num_players, table.rules)))
-    return imitation.Demonstrations(*(np.concatenate([getattr(part, name) for part in parts])
+    return parts
+
+
+def joined(parts: list) -> imitation.Demonstrations:
+    present = [part for part in parts if part is not None]
+    return imitation.Demonstrations(*(np.concatenate([getattr(part, name) for part in present])
                                       for name in ("observations", "masks", "actions", "returns")))
 
 
-def warm_start(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> dict:
-    """Fit a fresh model to the heuristic at every table; config.json's record of it (agreement on other games)."""
+def fit_to_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> dict:
+    """Fit the model to each table's teacher (``table_teachers``); config.json's record of it, with the agreement
+    on other games, per table."""
     started = time.perf_counter()
-    print(f"warm start: collecting {args.warm_start_decisions:,} heuristic decisions over {len(tables)} tables", flush=True)
-    fitted = universal_demonstrations(tables, args.warm_start_decisions, args.seed + 11)
-    held_out = universal_demonstrations(tables, max(args.warm_start_decisions // 10, 512 * len(tables)), args.seed + 13)
+    teachers = table_teachers(model, args, tables)
+    names = {table.label: teacher[0] for table, teacher in zip(tables, teachers, strict=True) if teacher is not None}
+    if not names:
+        return {}
+    print(f"fitting to teachers: collecting {args.warm_start_decisions:,} decisions over {len(names)} tables "
+          f"({', '.join(f'{label}: {name}' for label, name in names.items())})", flush=True)
+    fitted = joined(universal_demonstrations(tables, teachers, args.warm_start_decisions, args.seed + 11))
+    held_out = universal_demonstrations(tables, teachers, max(args.warm_start_decisions // 10, 512 * len(tables)), args.seed + 13)
     observation_format = UniversalFormat(model.observation_space)
-    print(f"warm start: fitting them ({args.warm_start_epochs} epochs, {time.perf_counter() - started:.0f} s so far)", flush=True)
-    fitting = imitation.Progress("bar" if args.progress else "lines", f"warm start: fitting ({args.warm_start_epochs} epochs)",
+    print(f"fitting to teachers: {args.warm_start_epochs} epochs, {time.perf_counter() - started:.0f} s so far", flush=True)
+    fitting = imitation.Progress("bar" if args.progress else "lines", f"fitting to teachers ({args.warm_start_epochs} epochs)",
                                  args.warm_start_epochs * math.ceil(len(fitted) / FIT_BATCH), "batch")
     try:
         history = imitation.fit(model, fitted, 0, epochs=args.warm_start_epochs, batch_size=FIT_BATCH, seed=args.seed + 12,
                                 progress=fitting.update, observation_format=observation_format)
     finally:
         fitting.close()
-    share = imitation.agreement(model, held_out, 0, observation_format=observation_format)
+    by_table = {table.label: imitation.agreement(model, part, 0, observation_format=observation_format)
+                for table, part in zip(tables, held_out, strict=True) if part is not None}
+    share = imitation.agreement(model, joined(held_out), 0, observation_format=observation_format)
     seconds = time.perf_counter() - started
-    print(f"warm start: agrees with the heuristic on {share:.1%} of {len(held_out):,} decisions of other games "
-          f"({seconds:.0f} s)", flush=True)
-    return {"teacher": "heuristic", "decisions": len(fitted), "epochs": history, "agreement": share, "seconds": seconds}
+    print(f"fitting to teachers: agrees with them on {share:.1%} of decisions of other games ("
+          + ", ".join(f"{label}: {value:.1%}" for label, value in by_table.items()) + f"; {seconds:.0f} s)", flush=True)
+    return {"teachers": names, "decisions": len(fitted), "epochs": history, "agreement": share, "agreement_by_table": by_table,
+            "seconds": seconds, "timesteps": int(model.num_timesteps)}
 
 
 def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], rules: dict) -> int:
@@ -191,16 +248,18 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], r
     earlier = run_config(args.out) if args.resume else {}
     config = {"options": vars(args), "tables": [dataclasses.asdict(table) for table in tables], "rules_options": rules, "command": command, "universal": True,
               "precision": precision, "commands": [*earlier_commands(earlier), command],
-              **({"warm_start": earlier["warm_start"]} if "warm_start" in earlier else {})}
-    warm_started = args.warm_start != "none" and not args.resume
+              **{key: earlier[key] for key in ("warm_start", "refits") if key in earlier}}
+    warm_started = not args.resume and (args.warm_start != "none" or bool(args.teachers))
     if warm_started:
-        config["warm_start"] = warm_start(model, args, tables)
+        config["warm_start"] = fit_to_teachers(model, args, tables)
+    elif args.teachers:
+        config["refits"] = [*earlier.get("refits", []), fit_to_teachers(model, args, tables)]
     write_json(config_path, config)
     evaluations = CsvLog(os.path.join(args.out, "table_evaluations.csv"), UNIVERSAL_EVALUATION_COLUMNS, append=args.resume)
     evaluate = functools.partial(_evaluate, model, game_env, tables, seed=args.seed, log=evaluations)
     print(f"training {max(0, args.timesteps - model.num_timesteps)} steps on tables {', '.join(t.label for t in tables)}, "
           f"{game_env.num_envs} games, output {args.out}", flush=True)
-    if warm_started and args.eval_every:  # the learning curve's first point: the warm start alone
+    if (warm_started or args.teachers) and args.eval_every:  # a learning-curve point for the fitted weights alone
         evaluate(args.eval_rounds, time.time() - started)
     next_evaluation = (model.num_timesteps // args.eval_every + 1) * args.eval_every if args.eval_every else None
     while model.num_timesteps < args.timesteps:

@@ -12,7 +12,7 @@ import pytest
 import agents
 from agents.training.train import main
 from agents.training.options import Args
-from agents.training.universal import parse_tables, step_size
+from agents.training.universal import parse_tables, parse_teachers, step_size, training_tables
 from hpuno_env import VectorEngine
 
 SMALL = ["--tables", "2,3,6", "--house-tables", "2", "--warm-start-decisions", "4000", "--envs", "25", "--n-steps", "32", "--batch-size", "256", "--net-arch", "32",
@@ -56,3 +56,39 @@ def test_house_tables_without_tables_are_refused(capsys):
     with pytest.raises(SystemExit):
         main(["--house-tables", "2", "--out", "unused"])
     assert "--house-tables" in capsys.readouterr().err
+
+
+TWO_TABLES = ["--tables", "2,3", "--warm-start-decisions", "8000", "--envs", "16", "--n-steps", "32", "--batch-size", "256",
+              "--net-arch", "32", "--checkpoint-every", "512", "--eval-every", "512", "--eval-rounds", "20", "--final-rounds", "20",
+              "--no-progress"]
+
+
+def test_teachers_are_fitted_at_their_tables_and_again_on_a_resume(tmp_path):
+    out = str(tmp_path / "run")
+    assert main([*TWO_TABLES, "--teachers", "2=ppo_2p", "--out", out, "--timesteps", "512"]) == 0
+    config = json.load(open(f"{out}/config.json"))
+    assert config["warm_start"]["teachers"] == {"2": "ppo_2p", "3": "heuristic"}
+    assert config["warm_start"]["agreement_by_table"].keys() == {"2", "3"}
+    assert main([*TWO_TABLES, "--teachers", "3=random-play", "--out", out, "--timesteps", "1024", "--resume"]) == 0
+    assert main([*TWO_TABLES, "--out", out, "--timesteps", "1536", "--resume"]) == 0  # no teachers: no fit
+    config = json.load(open(f"{out}/config.json"))
+    assert [refit["teachers"] for refit in config["refits"]] == [{"2": "itself", "3": "random-play"}]
+    assert config["refits"][0]["timesteps"] == 512 and config["warm_start"]["teachers"]["2"] == "ppo_2p"
+    with open(f"{out}/table_evaluations.csv") as file:
+        steps = [int(row["timesteps"]) for row in csv.DictReader(file) if row["table"] == "2"]
+    assert steps == [0, 512, 512, 1024, 1536]  # the first run's final point, then the refit's own at the same step
+
+
+@pytest.mark.parametrize("text, message", [("5=heuristic", "TABLE=AGENT"), ("2=", "TABLE=AGENT"), ("2=heuristic,2=ppo_2p", "twice"),
+                                           ("3=ppo_2p", "3=ppo_2p"), ("2=no_such_agent", "no_such_agent")])
+def test_bad_teachers_are_refused_naming_the_flag(text, message):
+    tables = training_tables([2, 3], [], {})
+    with pytest.raises(ValueError, match=message):
+        parse_teachers(text, tables)
+    assert parse_teachers(" 2 = ppo_2p ", tables) == {"2": "ppo_2p"}
+
+
+def test_bad_teachers_stop_the_command_before_it_writes(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main([*TWO_TABLES, "--teachers", "3=ppo_2p", "--out", str(out), "--timesteps", "512"]) == 2
+    assert "--teachers 3=ppo_2p" in capsys.readouterr().err and not out.exists()
