@@ -3,6 +3,7 @@
     python benchmarks/bench_search.py --players 2 --rounds 300 --worlds 16 64
     python benchmarks/bench_search.py --players 4 --blueprint ppo_4p --rounds 300 --worlds 64
     python benchmarks/bench_search.py --players 2 --duplicate --rounds 2000 --worlds 64 256
+    python benchmarks/bench_search.py --players 2 --blueprint ppo_2p --rollout blueprint+heuristic --duplicate --worlds 32
 
 Each cell is ``agents.evaluation.rounds.win_rate``: the search player (``agents.load("search",
 blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
@@ -32,10 +33,11 @@ import time
 import agents
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.rounds import win_rate
+from agents.players.search import BLUEPRINT_ROLLOUTS, COMPILED_ROLLOUTS
 
 
-def cell(num_players: int, blueprint: str, worlds: int, opponent: str, rounds: int, seed: int, gate: float) -> dict:
-    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate)
+def cell(num_players: int, blueprint: str, worlds: int, opponent: str, rounds: int, seed: int, gate: float, rollout: str) -> dict:
+    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate, rollout=rollout)
     start = time.perf_counter()
     result = win_rate(player, agents.load(opponent, num_players, seed=seed + 1), num_players, rounds=rounds, seed=seed)
     seconds = time.perf_counter() - start
@@ -43,9 +45,9 @@ def cell(num_players: int, blueprint: str, worlds: int, opponent: str, rounds: i
     return result
 
 
-def duplicate_cell(num_players: int, blueprint: str, worlds: int, rounds: int, seed: int, gate: float) -> dict:
+def duplicate_cell(num_players: int, blueprint: str, worlds: int, rounds: int, seed: int, gate: float, rollout: str) -> dict:
     """The search player against its blueprint on the same deals, the heuristic in the other seats."""
-    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate)
+    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate, rollout=rollout)
     start = time.perf_counter()
     result = duplicate_win_rate(player, agents.load(blueprint, num_players, seed=seed), agents.load("heuristic", num_players, seed=seed + 1),
                                 num_players, rounds=rounds, seed=seed)
@@ -56,12 +58,13 @@ def duplicate_cell(num_players: int, blueprint: str, worlds: int, rounds: int, s
 
 def print_duplicate_table(args) -> None:
     print(f"# search against its blueprint in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, "
+          f"rollout {args.rollout}, "
           f"{args.rounds} deals a cell (each played twice), the heuristic in the other seats, seed {args.seed}; "
           f"{datetime.date.today()}, {platform.machine()}")
     print("| worlds | search [95%] | blueprint [95%] | search − blueprint (points) [95%] | ms / decision | left blueprint |")
     print("|---|---|---|---|---|---|")
     for worlds in args.worlds:
-        r = duplicate_cell(args.players, args.blueprint, worlds, args.rounds, args.seed, args.gate)
+        r = duplicate_cell(args.players, args.blueprint, worlds, args.rounds, args.seed, args.gate, args.rollout)
         a, b = r["a"], r["b"]
         print(f"| {worlds} | {a['win_rate']:.1%} [{100 * a['low']:.1f}, {100 * a['high']:.1f}] | "
               f"{b['win_rate']:.1%} [{100 * b['low']:.1f}, {100 * b['high']:.1f}] | "
@@ -76,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--gate", type=float, default=2.0)
+    parser.add_argument("--rollout", default="heuristic", choices=[*COMPILED_ROLLOUTS, *BLUEPRINT_ROLLOUTS],
+                        help="who plays the worlds out (agents.players.search)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duplicate", action="store_true", help="each cell in duplicate against the blueprint (module docstring)")
     args = parser.parse_args(argv)
@@ -83,13 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         print_duplicate_table(args)
         return 0
     opponents = ["heuristic"] if args.blueprint == "heuristic" else ["heuristic", args.blueprint]
-    print(f"# search, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, {args.rounds} rounds a cell, "
+    print(f"# search, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, rollout {args.rollout}, {args.rounds} rounds a cell, "
           f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
     print("| worlds | opponent | win rate [95%] | ms / decision | left blueprint |")
     print("|---|---|---|---|---|")
     for worlds in args.worlds:
         for opponent in opponents:
-            r = cell(args.players, args.blueprint, worlds, opponent, args.rounds, args.seed, args.gate)
+            r = cell(args.players, args.blueprint, worlds, opponent, args.rounds, args.seed, args.gate, args.rollout)
             print(f"| {worlds} | {opponent} | {r['win_rate']:.1%} [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
                   f"{r['ms_per_decision']:.1f} | {r['left']:.1%} |", flush=True)
     return 0

@@ -14,7 +14,10 @@ For each decision with more than one legal action:
    candidates), and each world is played to the end of the round by the
    ``rollout`` policy in every seat (compiled: ``"heuristic"``,
    ``"random-play"``, ``"random"``; or ``"blueprint"``, the blueprint itself
-   stepping the worlds from Python, slow).
+   stepping the worlds from Python, slower; or ``"blueprint+heuristic"``, the
+   blueprint in the player's own seat and the heuristic in the others, from
+   Python too: the player's own future play as strong as the blueprint, the
+   opponents as the heuristic).
 4. The player leaves the blueprint's action only for the candidate with the
    most wins, and only if it beats the blueprint's action in the same worlds by
    more than ``gate`` standard errors of the paired differences (and by at
@@ -41,6 +44,7 @@ from ._batch import check_batch
 from .heuristic import HeuristicAgent
 
 COMPILED_ROLLOUTS = ("heuristic", "random-play", "random")
+BLUEPRINT_ROLLOUTS = ("blueprint", "blueprint+heuristic")  # stepped from Python, the blueprint acting
 
 
 class SearchAgent(SeededAgent):
@@ -52,7 +56,7 @@ class SearchAgent(SeededAgent):
         blueprint: the policy it improves, an object with ``act`` (default: the heuristic); ``agents.load("search",
             blueprint=NAME)`` loads one by name or file.
         worlds: worlds per decision (every candidate is tried in each).
-        rollout: the policy playing the worlds out, one of ``COMPILED_ROLLOUTS`` or ``"blueprint"``.
+        rollout: the policy playing the worlds out, one of ``COMPILED_ROLLOUTS`` or ``BLUEPRINT_ROLLOUTS``.
         gate: standard errors of the paired differences a candidate must win by.
         rules: the rules options of the games it plays (``VectorEngine``'s), default the standard rules.
     """
@@ -70,14 +74,16 @@ class SearchAgent(SeededAgent):
                             "agents.load('search', blueprint=NAME) loads one by name or file")
 
         worlds = check_int(worlds, "worlds", low=2)
-        if rollout not in (*COMPILED_ROLLOUTS, "blueprint"):
-            raise ValueError(f"rollout must be one of {(*COMPILED_ROLLOUTS, 'blueprint')}, got {rollout!r}")
+        if rollout not in (*COMPILED_ROLLOUTS, *BLUEPRINT_ROLLOUTS):
+            raise ValueError(f"rollout must be one of {(*COMPILED_ROLLOUTS, *BLUEPRINT_ROLLOUTS)}, got {rollout!r}")
         gate = check_number(gate, "gate", low=0)
         # Its worlds are played to the end of the round whatever the episode (a match is won round by round).
         self.rules = RulesOptions.from_kwargs(**{**(rules or {}), "episode": "round"}).as_dict()
         self.blueprint = blueprint
         self.worlds = int(worlds)
         self.rollout = rollout
+        # The other seats' policy in the worlds: the blueprint too, or the heuristic (its own tie-break stream).
+        self._others = HeuristicAgent(num_players, seed=seed) if rollout == "blueprint+heuristic" else blueprint
         self.gate = float(gate)
         self._view = VectorEngine(1, num_players, auto_reset=False, **self.rules)
         self._jump_flag = observation_layout(num_players)["house_phase"].start + 1
@@ -88,8 +94,9 @@ class SearchAgent(SeededAgent):
 
     def seed(self, seed: int | None) -> None:
         super().seed(seed)
-        if callable(getattr(self.blueprint, "seed", None)):
-            self.blueprint.seed(seed)
+        for policy in {id(policy): policy for policy in (self.blueprint, getattr(self, "_others", None))}.values():
+            if callable(getattr(policy, "seed", None)):
+                policy.seed(seed)
 
     def act(self, observations, action_masks) -> np.ndarray:
         masks = check_batch(observations, action_masks, self.num_players)
@@ -143,7 +150,7 @@ class SearchAgent(SeededAgent):
 
     def _play_out(self, engine: VectorEngine, games: int) -> np.ndarray:
         """The winning seat of each of the first ``games`` worlds played to the end of the round (-1: none)."""
-        if self.rollout != "blueprint":
+        if self.rollout in COMPILED_ROLLOUTS:
             winners, _ = engine.rollout(self.rollout, games=np.arange(games))
             return winners
         winners = np.full(games, -1, np.int64)
@@ -154,7 +161,12 @@ class SearchAgent(SeededAgent):
             if not playing.size:
                 return winners
             actions[:] = -1
-            actions[playing] = self.blueprint.act(observations[playing], masks[playing])
+            own = engine.current_player[playing] == 0  # the searching player is seat 0 of every world
+            split = ((playing, self.blueprint),) if self._others is self.blueprint else \
+                ((playing[own], self.blueprint), (playing[~own], self._others))
+            for rows, policy in split:
+                if rows.size:
+                    actions[rows] = policy.act(observations[rows], masks[rows])
             observations, masks, _, terminated, _ = engine.step_observe(actions, partial=True)
             ended = np.flatnonzero(terminated[:games])
             winners[ended] = np.asarray(engine.state.turn_player)[ended]

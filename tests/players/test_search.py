@@ -80,6 +80,29 @@ def test_blueprint_rollouts_step_the_worlds_with_the_blueprint():
     assert masks[np.arange(len(masks)), actions].all()
 
 
+def test_blueprint_and_heuristic_rollouts_give_the_blueprint_only_the_players_own_seat():
+    observations, masks = positions(2, games=4, seed=2)
+    in_worlds, calls, others = [False], [], []
+
+    class Recorder:  # random-play, noting at each call in the worlds how many playing worlds have seat 0 to act
+        inner = agents.load("random-play", 2, seed=1)
+
+        def act(self, rows, row_masks):
+            if in_worlds[0]:
+                engine = next(iter(player._engines.values()))
+                playing = engine.legal_mask().any(axis=1)
+                calls.append((len(rows), int((engine.current_player[playing] == 0).sum())))
+            return self.inner.act(rows, row_masks)
+
+    player = agents.load("search", 2, seed=0, worlds=4, rollout="blueprint+heuristic", blueprint=Recorder())
+    play_out, heuristic_act = player._play_out, player._others.act
+    player._play_out = lambda *args: (in_worlds.__setitem__(0, True), play_out(*args), in_worlds.__setitem__(0, False))[1]
+    player._others.act = lambda rows, row_masks: (others.append(len(rows)), heuristic_act(rows, row_masks))[1]
+    actions = player.act(observations, masks)
+    assert masks[np.arange(len(masks)), actions].all()
+    assert calls and others and all(rows == own for rows, own in calls)
+
+
 def test_a_non_finite_gate_and_unknown_rules_options_are_refused():
     for gate in (float("nan"), -1.0, "2"):
         with pytest.raises(ValueError, match="gate must be a number >= 0"):
