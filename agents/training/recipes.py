@@ -70,7 +70,7 @@ RECIPES = {
 # --recipe universal: one agent for every table (agents/training/universal.py). Its train.py defaults; options given
 # on the command line replace them.
 UNIVERSAL_RECIPE = "universal"
-UNIVERSAL_OPTIONS = {"tables": "2,3,4,5,6,8,10", "house_tables": "2,4", "timesteps": 34_000_000, "envs": 440, "threads": 0, "learning_rate": 3e-4,
+UNIVERSAL_OPTIONS = {"tables": "2,3,4,5,6,8,10", "house_tables": "2,4", "timesteps": 34_000_000, "envs": 440, "threads": 0, "opponent": "heuristic", "learning_rate": 3e-4,
                      "final_learning_rate": 0.0, "warm_start": "heuristic", "warm_start_decisions": 1_400_000, "warm_start_epochs": 5,
                      "n_steps": 64, "batch_size": 4096, "n_epochs": 4, "gamma": 0.99, "gae_lambda": 0.8, "net_arch": "256,256", "precision": "auto",
                      "eval_every": 2_000_000, "eval_rounds": 1000, "checkpoint_every": 1_000_000, "final_rounds": 4000}

@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None, *, recipe: dict | None = None) -> int:
     args = parse_args(argv)
     if args.recipe == UNIVERSAL_RECIPE or args.tables:
         given = given_options(Args, argv)
-        for name, value in (UNIVERSAL_OPTIONS.items() if args.recipe == UNIVERSAL_RECIPE else ()):
+        defaults = UNIVERSAL_OPTIONS if args.recipe == UNIVERSAL_RECIPE else {} if args.resume else {"opponent": "heuristic"}
+        for name, value in defaults.items():
             if name not in given:
                 setattr(args, name, value)
         return train_universal(args, argv)

@@ -8,8 +8,9 @@ house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; each ha
 A fresh network is first fitted to the ``--warm-start`` player's decisions at every table (the heuristic by default;
 ``--warm-start-decisions`` shared equally among the tables), or at a table ``--teachers`` names to that agent's
 (``--teachers 2=ppo_2p,4=ppo_4p``: the specialists distilled at their tables). ``--teachers`` with ``--resume`` fits
-the trained network again: to those agents at their tables and to its own greedy choices at the others. Then PPO plays the heuristic at every table, the
-learner in a random seat, paid 1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with
+the trained network again: to those agents at their tables and to its own greedy choices at the others. Then PPO
+plays the heuristic at every table (or, with ``--opponent league``, a league of the heuristic, the learner's own
+snapshots and the shipped specialists: universal_league.py), the learner in a random seat, paid 1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with
 -1 for a loss it learns to stall rounds it would likely lose). The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
 ``--final-learning-rate`` it then falls linearly to that value at the run's end (set per chunk, so in steps).
 The run goes in chunks of ``--checkpoint-every`` steps, each ending with an atomic checkpoint (``--resume`` goes
@@ -44,6 +45,7 @@ from agents.training.agent_file import export, live_agent
 from agents.training.model import new_model
 from agents.training.options import Args, training_device, update_threads
 from agents.training.precision import training_precision, use_precision
+from agents.training.universal_league import UniversalLeague
 from agents.training.run_folder import CsvLog, FolderLock, checkpoint_state, earlier_commands, prepare_folder, run_config, save_checkpoint, write_json
 from hpuno_env.mixture_env import HPUnoMixtureVecEnv, MixtureTable
 from hpuno_env.options import ALL_HOUSE_RULES, check_num_players
@@ -51,6 +53,8 @@ from hpuno_env.universal import universal_observation, universal_scale
 
 # The tables of --recipe universal: every player count a table is likely to have, 7 and 9 left to generalisation.
 UNIVERSAL_TABLES = "2,3,4,5,6,8,10"
+# Who plays the other seats of a universal run: the heuristic, or a league at every table (universal_league.py).
+UNIVERSAL_OPPONENTS = ("heuristic", "league")
 FIT_BATCH = 1024  # the warm start's minibatch, as train.py's
 # The step stays at --learning-rate for this share of the run before any annealing: the champion recipe's shape.
 ANNEAL_FROM = 0.25
@@ -97,11 +101,14 @@ def train_universal(args: Args, argv: list[str]) -> int:
         tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
                                  rules)
         parse_teachers(args.teachers, tables)  # before anything is written
+        if args.opponent not in UNIVERSAL_OPPONENTS:
+            raise ValueError(f"--opponent in a universal run must be one of {', '.join(UNIVERSAL_OPPONENTS)} "
+                             f"(agents/training/universal_league.py), got {args.opponent!r}")
     except ValueError as error:
         print(error_lines("train.py", str(error)), end="", file=sys.stderr)
         return 2
     lock = FolderLock(args.out)
-    problem = prepare_folder(args.out, args.overwrite, league=False, lock=lock)
+    problem = prepare_folder(args.out, args.overwrite, league=args.opponent == "league", lock=lock)
     if problem:
         print(error_lines("train.py", problem), end="", file=sys.stderr)
         return 2
@@ -241,6 +248,9 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], r
     state = checkpoint_state(args.out) if args.resume else {}
     started = time.time() - state.get("wall_seconds", 0.0)
     model = _model(args, VecMonitor(game_env), device, checkpoint)
+    league = UniversalLeague(tables, game_env, args.out, args.seed, rules) if args.opponent == "league" else None
+    if league is not None:
+        league.restore(state)
     precision = training_precision(args.precision, device)
     use_precision(model.policy, precision)  # before the warm start, which fits the same layers
     command = shlex.join(["python", "train.py", *argv])
@@ -248,7 +258,8 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], r
     earlier = run_config(args.out) if args.resume else {}
     config = {"options": vars(args), "tables": [dataclasses.asdict(table) for table in tables], "rules_options": rules, "command": command, "universal": True,
               "precision": precision, "commands": [*earlier_commands(earlier), command],
-              **{key: earlier[key] for key in ("warm_start", "refits") if key in earlier}}
+              **{key: earlier[key] for key in ("warm_start", "refits") if key in earlier},
+              **({"league": league.members_by_table()} if league is not None else {})}
     warm_started = not args.resume and (args.warm_start != "none" or bool(args.teachers))
     if warm_started:
         config["warm_start"] = fit_to_teachers(model, args, tables)
@@ -266,10 +277,12 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], r
         chunk = min(args.checkpoint_every, args.timesteps - model.num_timesteps)
         model.lr_schedule = ConstantSchedule(step_size(args, model.num_timesteps))
         model.learn(chunk, reset_num_timesteps=False)
-        save_checkpoint(args.out, model, None, time.time() - started)
         if next_evaluation is not None and args.timesteps > model.num_timesteps >= next_evaluation:  # the last: below
             next_evaluation += args.eval_every
             evaluate(args.eval_rounds, time.time() - started)
+            if league is not None:
+                league.take_snapshot(model, f"snapshot-{league.snapshots_added + 1}")
+        save_checkpoint(args.out, model, league, time.time() - started)
     final = evaluate(args.final_rounds, time.time() - started)
     path = os.path.join(args.out, "agent.safetensors")
     export(model, path, universal=True, rules_options=rules, observation_scale=universal_scale(),

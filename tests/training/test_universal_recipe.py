@@ -92,3 +92,22 @@ def test_bad_teachers_stop_the_command_before_it_writes(tmp_path, capsys):
     out = tmp_path / "run"
     assert main([*TWO_TABLES, "--teachers", "3=ppo_2p", "--out", str(out), "--timesteps", "512"]) == 2
     assert "--teachers 3=ppo_2p" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_league_run_plays_heuristic_snapshots_and_specialists_and_resumes_them(tmp_path):
+    out = tmp_path / "run"
+    assert main([*TWO_TABLES, "--opponent", "league", "--out", str(out), "--timesteps", "1024"]) == 0
+    config = json.load(open(out / "config.json"))
+    assert config["league"]["2"][:2] == ["heuristic", "ppo_2p"] and config["league"]["3"] == ["heuristic"]
+    state = json.load(open(out / "checkpoint.json"))
+    assert state["league_snapshots"] == ["snapshot-1"] and (out / "league" / "snapshot-1.safetensors").is_file()
+    snapshot = agents.load(str(out / "league" / "snapshot-1.safetensors"), num_players=7)  # a universal agent
+    assert snapshot.describe()["training"]["league_snapshot"] == "snapshot-1"
+    assert main([*TWO_TABLES, "--out", str(out), "--timesteps", "2048", "--resume"]) == 0  # the league goes on
+    state = json.load(open(out / "checkpoint.json"))
+    assert state["league_snapshots"] == ["snapshot-1", "snapshot-2"] and state["snapshots_added"] == 2  # one per evaluation
+
+
+def test_a_universal_run_takes_only_the_heuristic_or_a_league(tmp_path, capsys):
+    assert main([*TWO_TABLES, "--opponent", "random", "--out", str(tmp_path / "run"), "--timesteps", "512"]) == 2
+    assert "--opponent in a universal run" in capsys.readouterr().err and not (tmp_path / "run").exists()
