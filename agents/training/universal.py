@@ -5,13 +5,14 @@ universal agent file, which ``agents.load`` reads at any player count.
 The tables are ``--tables`` under the run's rules and, for each count of ``--house-tables``, two with every
 house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; each has --envs / (tables) games.
 
-A fresh network is first fitted to the ``--warm-start`` player's decisions at every table (the heuristic by default;
-``--warm-start-decisions`` shared equally among the tables), or at a table ``--teachers`` names to that agent's
-(``--teachers 2=ppo_2p,4=ppo_4p``: the specialists distilled at their tables). ``--teachers`` with ``--resume`` fits
-the trained network again: to those agents at their tables and to its own greedy choices at the others. Then PPO
-plays the heuristic at every table (or, with ``--opponent league``, a league of the heuristic, the learner's own
-snapshots and the shipped specialists: universal_league.py), the learner in a random seat, paid 1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with
--1 for a loss it learns to stall rounds it would likely lose). The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
+A fresh network is first fitted to the ``--warm-start`` player's decisions at every table (the heuristic by
+default; ``--warm-start-decisions`` shared equally among the tables), or at a table ``--teachers`` names to that
+agent's (``--teachers 2=ppo_2p,4=ppo_4p``: the specialists distilled at their tables). ``--teachers`` with
+``--resume`` fits the trained network again: to those agents at their tables and to its own greedy choices at the
+others. Then PPO plays the heuristic at every table (or, with ``--opponent league``, a league of the heuristic,
+the learner's own snapshots and the shipped specialists: universal_league.py), the learner in a random seat, paid
+1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with -1 for a loss it learns to stall
+rounds it would likely lose). The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
 ``--final-learning-rate`` it then falls linearly to that value at the run's end (set per chunk, so in steps).
 The run goes in chunks of ``--checkpoint-every`` steps, each ending with an atomic checkpoint (``--resume`` goes
 on from the last), and every ``--eval-every`` steps writes the learner's win rate per table to
@@ -45,8 +46,8 @@ from agents.training.agent_file import export, live_agent
 from agents.training.model import new_model
 from agents.training.options import Args, training_device, update_threads
 from agents.training.precision import training_precision, use_precision
-from agents.training.universal_league import UniversalLeague
 from agents.training.run_folder import CsvLog, FolderLock, checkpoint_state, earlier_commands, prepare_folder, run_config, save_checkpoint, write_json
+from agents.training.universal_league import UniversalLeague
 from hpuno_env.mixture_env import HPUnoMixtureVecEnv, MixtureTable
 from hpuno_env.options import ALL_HOUSE_RULES, check_num_players
 from hpuno_env.universal import universal_observation, universal_scale
