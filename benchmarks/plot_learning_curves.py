@@ -54,9 +54,14 @@ def read_table_curves(run: str) -> dict:
 
 def plot_tables(ax, run: str) -> None:
     """One universal run's panel: every table's curve relative to its fair share."""
-    for label, points in read_table_curves(run).items():
+    curves = read_table_curves(run)
+    from matplotlib import colormaps
+
+    pairs = colormaps["tab20"].colors  # ten hues, each dark then light: eleven tables and more see no colour twice
+    colours = pairs[::2] + pairs[1::2]
+    for index, (label, points) in enumerate(curves.items()):
         minutes, relative = zip(*points)
-        ax.plot(minutes, relative, marker=".", label=label)
+        ax.plot(minutes, relative, marker=".", label=label, color=colours[index % len(colours)])
     ax.axhline(1, color="grey", linestyle="--", label="fair share")
     ax.set(title=f"{os.path.basename(os.path.normpath(run))} (every table against heuristics)",
            xlabel="wall-clock minutes (2-core machine)", ylabel="win rate / fair share")
