@@ -29,10 +29,10 @@ what is stored (a quarter of the memory of float32).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np

@@ -101,7 +101,7 @@ def train_universal(args: Args, argv: list[str]) -> int:
         rules = rules_from_options(args.rule, args.rules)
         tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
                                  rules)
-        parse_teachers(args.teachers, tables)  # before anything is written
+        teachers = parse_teachers(args.teachers, tables)  # before anything is written
         if args.opponent not in UNIVERSAL_OPPONENTS:
             raise ValueError(f"--opponent in a universal run must be one of {', '.join(UNIVERSAL_OPPONENTS)} "
                              f"(agents/training/universal_league.py), got {args.opponent!r}")
@@ -114,7 +114,7 @@ def train_universal(args: Args, argv: list[str]) -> int:
         print(error_lines("train.py", problem), end="", file=sys.stderr)
         return 2
     try:
-        return _train_in_folder(args, argv, tables, rules)
+        return _train_in_folder(args, argv, tables, rules, teachers)
     finally:
         lock.release()
 
@@ -166,10 +166,10 @@ def parse_teachers(text: str, tables: list[TrainingTable]) -> dict[str, str]:
     return named
 
 
-def table_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> list[tuple[str, object] | None]:
-    """Each table's (teacher name, player): --teachers' agent there; else the --warm-start player (a new run; None
-    for none) or the model's own greedy play (--resume), which keeps those tables as they are while others move."""
-    named = parse_teachers(args.teachers, tables)
+def table_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable], named: dict[str, str]) -> list[tuple[str, object] | None]:
+    """Each table's (teacher name, player): ``named``'s agent there (``parse_teachers``); else the --warm-start player
+    (a new run; None for none) or the model's own greedy play (--resume), which keeps those tables as they are while
+    others move."""
     teachers = []
     for index, table in enumerate(tables):
         seed = args.seed + 100 * index
@@ -205,11 +205,11 @@ def joined(parts: list) -> imitation.Demonstrations:
                                       for name in ("observations", "masks", "actions", "returns")))
 
 
-def fit_to_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable]) -> dict:
+def fit_to_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable], named: dict[str, str]) -> dict:
     """Fit the model to each table's teacher (``table_teachers``); config.json's record of it, with the agreement
     on other games, per table."""
     started = time.perf_counter()
-    teachers = table_teachers(model, args, tables)
+    teachers = table_teachers(model, args, tables, named)
     names = {table.label: teacher[0] for table, teacher in zip(tables, teachers, strict=True) if teacher is not None}
     if not names:
         return {}
@@ -236,7 +236,7 @@ def fit_to_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable])
             "seconds": seconds, "timesteps": int(model.num_timesteps)}
 
 
-def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], rules: dict) -> int:
+def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], rules: dict, teachers: dict[str, str]) -> int:
     torch.set_num_threads(update_threads(args.threads))
     device = training_device(args.device)
     per_table = max(1, args.envs // len(tables))
@@ -261,17 +261,17 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], r
               "precision": precision, "commands": [*earlier_commands(earlier), command],
               **{key: earlier[key] for key in ("warm_start", "refits") if key in earlier},
               **({"league": league.members_by_table()} if league is not None else {})}
-    warm_started = not args.resume and (args.warm_start != "none" or bool(args.teachers))
+    warm_started = not args.resume and (args.warm_start != "none" or bool(teachers))
     if warm_started:
-        config["warm_start"] = fit_to_teachers(model, args, tables)
-    elif args.teachers:
-        config["refits"] = [*earlier.get("refits", []), fit_to_teachers(model, args, tables)]
+        config["warm_start"] = fit_to_teachers(model, args, tables, teachers)
+    elif teachers:
+        config["refits"] = [*earlier.get("refits", []), fit_to_teachers(model, args, tables, teachers)]
     write_json(config_path, config)
     evaluations = CsvLog(os.path.join(args.out, "table_evaluations.csv"), UNIVERSAL_EVALUATION_COLUMNS, append=args.resume)
     evaluate = functools.partial(_evaluate, model, game_env, tables, seed=args.seed, log=evaluations)
     print(f"training {max(0, args.timesteps - model.num_timesteps)} steps on tables {', '.join(t.label for t in tables)}, "
           f"{game_env.num_envs} games, output {args.out}", flush=True)
-    if (warm_started or args.teachers) and args.eval_every:  # a learning-curve point for the fitted weights alone
+    if (warm_started or teachers) and args.eval_every:  # a learning-curve point for the fitted weights alone
         evaluate(args.eval_rounds, time.time() - started)
     next_evaluation = (model.num_timesteps // args.eval_every + 1) * args.eval_every if args.eval_every else None
     while model.num_timesteps < args.timesteps:
