@@ -83,6 +83,8 @@ class Args:
                                "these agents' decisions at those tables and, at the others, to the --warm-start player's (a new "
                                "run) or to its own greedy choices (--resume): --warm-start-decisions shared equally among "
                                "the tables. This command's only: a later --resume does not fit again")
+    table_weights: str = option("", "a universal run: TABLE=WEIGHT,... (e.g. 8=3,10=3): --envs games shared among the tables "
+                                    "in proportion to these weights, 1 for a table not named (empty: an equal share each)")
     # ---- PPO
     learning_rate: float = option(3e-4, "Adam step size (at step 0, if --final-learning-rate anneals it)")
     final_learning_rate: float | None = option(None, "anneal the step size linearly from --learning-rate at step 0 to this "
@@ -233,6 +235,8 @@ def _choices_problem(args: Args) -> str | None:
         return "--house-tables adds tables to a universal run: give --tables too (or --recipe universal)"
     if args.teachers and not (args.tables or args.recipe == "universal"):
         return "--teachers names teachers of a universal run's tables: give --tables too (or --recipe universal)"
+    if args.table_weights and not (args.tables or args.recipe == "universal"):
+        return "--table-weights weighs a universal run's tables: give --tables too (or --recipe universal)"
     try:
         mixture = opponent_mixture(args.opponent)
     except ValueError as error:

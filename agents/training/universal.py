@@ -3,7 +3,8 @@ a mixture of tables (``hpuno_env.mixture_env.HPUnoMixtureVecEnv``) in the univer
 universal agent file, which ``agents.load`` reads at any player count.
 
 The tables are ``--tables`` under the run's rules and, for each count of ``--house-tables``, two with every
-house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; each has --envs / (tables) games.
+house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; --envs games are shared among them equally,
+or in proportion to ``--table-weights``.
 
 A fresh network is first fitted to the ``--warm-start`` player's decisions at every table (the heuristic by
 default; ``--warm-start-decisions`` shared equally among the tables), or at a table ``--teachers`` names to that
@@ -56,6 +57,7 @@ from hpuno_env.universal import universal_observation, universal_scale
 UNIVERSAL_TABLES = "2,3,4,5,6,8,10"
 # Who plays the other seats of a universal run: the heuristic, or a league at every table (universal_league.py).
 UNIVERSAL_OPPONENTS = ("heuristic", "league")
+MAX_TABLE_WEIGHT = 100.0  # a table's share of the games at most 100 times another's
 FIT_BATCH = 1024  # the warm start's minibatch, as train.py's
 # The step stays at --learning-rate for this share of the run before any annealing: the champion recipe's shape.
 ANNEAL_FROM = 0.25
@@ -102,6 +104,7 @@ def train_universal(args: Args, argv: list[str]) -> int:
         tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
                                  rules)
         teachers = parse_teachers(args.teachers, tables)  # before anything is written
+        games = table_games(tables, args.envs, parse_table_weights(args.table_weights, tables))
         if args.opponent not in UNIVERSAL_OPPONENTS:
             raise ValueError(f"--opponent in a universal run must be one of {', '.join(UNIVERSAL_OPPONENTS)} "
                              f"(agents/training/universal_league.py), got {args.opponent!r}")
@@ -114,7 +117,7 @@ def train_universal(args: Args, argv: list[str]) -> int:
         print(error_lines("train.py", problem), end="", file=sys.stderr)
         return 2
     try:
-        return _train_in_folder(args, argv, tables, rules, teachers)
+        return _train_in_folder(args, argv, tables, games, rules, teachers)
     finally:
         lock.release()
 
@@ -164,6 +167,33 @@ def parse_teachers(text: str, tables: list[TrainingTable]) -> dict[str, str]:
             raise ValueError(f"--teachers {label}={name}: {error}") from None
         named[label] = name
     return named
+
+
+def parse_table_weights(text: str, tables: list[TrainingTable]) -> list[float]:
+    """'8=3,10=3' -> each table's weight in the order of ``tables`` (1 for a table not named); ValueError naming
+    --table-weights."""
+    weights = {table.label: 1.0 for table in tables}
+    named = set()
+    for part in filter(None, (part.strip() for part in text.split(","))):
+        label, _, value = (piece.strip() for piece in part.partition("="))
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = math.nan
+        if label not in weights or not 0 < weight <= MAX_TABLE_WEIGHT:
+            raise ValueError(f"--table-weights takes TABLE=WEIGHT for tables {', '.join(weights)} and weights in "
+                             f"(0, {MAX_TABLE_WEIGHT:g}], got {part!r}")
+        if label in named:
+            raise ValueError(f"--table-weights names table {label!r} twice")
+        named.add(label)
+        weights[label] = weight
+    return [weights[table.label] for table in tables]
+
+
+def table_games(tables: list[TrainingTable], envs: int, weights: list[float]) -> list[int]:
+    """Each table's games: ``envs`` shared in proportion to ``weights``, at least one a table."""
+    total = sum(weights)
+    return [max(1, round(envs * weight / total)) for weight in weights]
 
 
 def table_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable], named: dict[str, str]) -> list[tuple[str, object] | None]:
@@ -236,13 +266,13 @@ def fit_to_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable],
             "seconds": seconds, "timesteps": int(model.num_timesteps)}
 
 
-def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], rules: dict, teachers: dict[str, str]) -> int:
+def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], games: list[int], rules: dict,
+                     teachers: dict[str, str]) -> int:
     torch.set_num_threads(update_threads(args.threads))
     device = training_device(args.device)
-    per_table = max(1, args.envs // len(tables))
     # wins_only: the learner's return is its win rate; with -1 for a loss it learns to stall rounds at tables of
     # three or more, where it wins less than half of them (HPUnoMixtureVecEnv).
-    game_env = HPUnoMixtureVecEnv([MixtureTable(table.num_players, per_table, table.rules) for table in tables], seed=args.seed,
+    game_env = HPUnoMixtureVecEnv([MixtureTable(table.num_players, count, table.rules) for table, count in zip(tables, games, strict=True)], seed=args.seed,
                                   scale_observations=True, wins_only=True)
     args.envs = game_env.num_envs  # new_model sizes the minibatch by it
     checkpoint = os.path.join(args.out, "checkpoint.zip")
@@ -257,7 +287,9 @@ def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], r
     command = shlex.join(["python", "train.py", *argv])
     config_path = os.path.join(args.out, "config.json")
     earlier = run_config(args.out) if args.resume else {}
-    config = {"options": vars(args), "tables": [dataclasses.asdict(table) for table in tables], "rules_options": rules, "command": command, "universal": True,
+    config = {"options": vars(args), "tables": [dataclasses.asdict(table) for table in tables],
+              "table_games": {table.label: count for table, count in zip(tables, games, strict=True)},
+              "rules_options": rules, "command": command, "universal": True,
               "precision": precision, "commands": [*earlier_commands(earlier), command],
               **{key: earlier[key] for key in ("warm_start", "refits") if key in earlier},
               **({"league": league.members_by_table()} if league is not None else {})}

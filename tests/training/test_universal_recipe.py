@@ -12,7 +12,7 @@ import pytest
 import agents
 from agents.training.train import main
 from agents.training.options import Args
-from agents.training.universal import parse_tables, parse_teachers, step_size, training_tables
+from agents.training.universal import parse_table_weights, parse_tables, parse_teachers, step_size, table_games, training_tables
 from hpuno_env import VectorEngine
 
 SMALL = ["--tables", "2,3,6", "--house-tables", "2", "--warm-start-decisions", "4000", "--envs", "25", "--n-steps", "32", "--batch-size", "256", "--net-arch", "32",
@@ -86,6 +86,30 @@ def test_bad_teachers_are_refused_naming_the_flag(text, message):
     with pytest.raises(ValueError, match=message):
         parse_teachers(text, tables)
     assert parse_teachers(" 2 = ppo_2p ", tables) == {"2": "ppo_2p"}
+
+
+def test_table_weights_share_the_games_in_proportion():
+    tables = training_tables([2, 8, 10], [2], {})
+    weights = parse_table_weights("8=3, 10=3,2 house=0.5", tables)
+    assert weights == [1, 3, 3, 0.5, 1]
+    assert table_games(tables, 85, weights) == [10, 30, 30, 5, 10]
+    assert table_games(tables, 3, weights) == [1, 1, 1, 1, 1]  # every table keeps a game
+    assert parse_table_weights("", tables) == [1] * 5
+
+
+@pytest.mark.parametrize("text, message", [("5=2", "TABLE=WEIGHT"), ("8=0", "TABLE=WEIGHT"), ("8=nan", "TABLE=WEIGHT"),
+                                           ("8=1e9", "TABLE=WEIGHT"), ("8=two", "TABLE=WEIGHT"), ("8=2,8=3", "twice")])
+def test_bad_table_weights_are_refused_naming_the_flag(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_table_weights(text, training_tables([2, 8], [], {}))
+
+
+def test_a_weighted_run_records_each_tables_games(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    assert main([*TWO_TABLES, "--table-weights", "3=3", "--out", out, "--timesteps", "512"]) == 0
+    assert json.load(open(f"{out}/config.json"))["table_games"] == {"2": 4, "3": 12}
+    assert main([*TWO_TABLES, "--table-weights", "4=3", "--out", str(tmp_path / "other"), "--timesteps", "512"]) == 2
+    assert "--table-weights takes TABLE=WEIGHT" in capsys.readouterr().err and not (tmp_path / "other").exists()
 
 
 def test_bad_teachers_stop_the_command_before_it_writes(tmp_path, capsys):
