@@ -4,6 +4,7 @@
     python benchmarks/bench_search.py --players 4 --blueprint ppo_4p --rounds 300 --worlds 64
     python benchmarks/bench_search.py --players 2 --duplicate --rounds 2000 --worlds 64 256
     python benchmarks/bench_search.py --players 2 --blueprint ppo_2p --rollout blueprint+heuristic --duplicate --worlds 32
+    python benchmarks/bench_search.py --players 2 --duplicate --evidence --rounds 2000 --worlds 64
 
 Each cell is ``agents.evaluation.rounds.win_rate``: the search player (``agents.load("search",
 blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
@@ -36,21 +37,27 @@ from agents.evaluation.rounds import win_rate
 from agents.players.search import BLUEPRINT_ROLLOUTS, COMPILED_ROLLOUTS
 
 
-def cell(num_players: int, blueprint: str, worlds: int, opponent: str, rounds: int, seed: int, gate: float, rollout: str) -> dict:
-    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate, rollout=rollout)
+def search_player(args, worlds: int):
+    """The search player of a cell: the command's blueprint, gate, rollout and evidence, ``worlds`` worlds."""
+    return agents.load("search", args.players, seed=args.seed, blueprint=args.blueprint, worlds=worlds, gate=args.gate,
+                       rollout=args.rollout, evidence=args.evidence)
+
+
+def cell(args, worlds: int, opponent: str) -> dict:
+    player = search_player(args, worlds)
     start = time.perf_counter()
-    result = win_rate(player, agents.load(opponent, num_players, seed=seed + 1), num_players, rounds=rounds, seed=seed)
+    result = win_rate(player, agents.load(opponent, args.players, seed=args.seed + 1), args.players, rounds=args.rounds, seed=args.seed)
     seconds = time.perf_counter() - start
     result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
     return result
 
 
-def duplicate_cell(num_players: int, blueprint: str, worlds: int, rounds: int, seed: int, gate: float, rollout: str) -> dict:
+def duplicate_cell(args, worlds: int) -> dict:
     """The search player against its blueprint on the same deals, the heuristic in the other seats."""
-    player = agents.load("search", num_players, seed=seed, blueprint=blueprint, worlds=worlds, gate=gate, rollout=rollout)
+    player = search_player(args, worlds)
     start = time.perf_counter()
-    result = duplicate_win_rate(player, agents.load(blueprint, num_players, seed=seed), agents.load("heuristic", num_players, seed=seed + 1),
-                                num_players, rounds=rounds, seed=seed)
+    result = duplicate_win_rate(player, agents.load(args.blueprint, args.players, seed=args.seed),
+                                agents.load("heuristic", args.players, seed=args.seed + 1), args.players, rounds=args.rounds, seed=args.seed)
     seconds = time.perf_counter() - start
     result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
     return result
@@ -58,13 +65,13 @@ def duplicate_cell(num_players: int, blueprint: str, worlds: int, rounds: int, s
 
 def print_duplicate_table(args) -> None:
     print(f"# search against its blueprint in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, "
-          f"rollout {args.rollout}, "
+          f"rollout {args.rollout}, evidence {args.evidence}, "
           f"{args.rounds} deals a cell (each played twice), the heuristic in the other seats, seed {args.seed}; "
           f"{datetime.date.today()}, {platform.machine()}")
     print("| worlds | search [95%] | blueprint [95%] | search − blueprint (points) [95%] | ms / decision | left blueprint |")
     print("|---|---|---|---|---|---|")
     for worlds in args.worlds:
-        r = duplicate_cell(args.players, args.blueprint, worlds, args.rounds, args.seed, args.gate, args.rollout)
+        r = duplicate_cell(args, worlds)
         a, b = r["a"], r["b"]
         print(f"| {worlds} | {a['win_rate']:.1%} [{100 * a['low']:.1f}, {100 * a['high']:.1f}] | "
               f"{b['win_rate']:.1%} [{100 * b['low']:.1f}, {100 * b['high']:.1f}] | "
@@ -81,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate", type=float, default=2.0)
     parser.add_argument("--rollout", default="heuristic", choices=[*COMPILED_ROLLOUTS, *BLUEPRINT_ROLLOUTS],
                         help="who plays the worlds out (agents.players.search)")
+    parser.add_argument("--evidence", action="store_true",
+                        help="worlds deal a seat that drew by choice on a colour none of it (SearchAgent's evidence)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duplicate", action="store_true", help="each cell in duplicate against the blueprint (module docstring)")
     args = parser.parse_args(argv)
@@ -88,13 +97,14 @@ def main(argv: list[str] | None = None) -> int:
         print_duplicate_table(args)
         return 0
     opponents = ["heuristic"] if args.blueprint == "heuristic" else ["heuristic", args.blueprint]
-    print(f"# search, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, rollout {args.rollout}, {args.rounds} rounds a cell, "
+    print(f"# search, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, rollout {args.rollout}, "
+          f"evidence {args.evidence}, {args.rounds} rounds a cell, "
           f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
     print("| worlds | opponent | win rate [95%] | ms / decision | left blueprint |")
     print("|---|---|---|---|---|")
     for worlds in args.worlds:
         for opponent in opponents:
-            r = cell(args.players, args.blueprint, worlds, opponent, args.rounds, args.seed, args.gate, args.rollout)
+            r = cell(args, worlds, opponent)
             print(f"| {worlds} | {opponent} | {r['win_rate']:.1%} [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
                   f"{r['ms_per_decision']:.1f} | {r['left']:.1%} |", flush=True)
     return 0

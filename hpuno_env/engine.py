@@ -377,22 +377,29 @@ class VectorEngine:
         worlds.copy_games(self.state, slots, source.state, games)
         self._mark_dealt(slots)
 
-    def determinize(self, game: int, count: int, viewer: int | None = None, seed: int | None = None) -> VectorEngine:
+    def determinize(self, game: int, count: int, viewer: int | None = None, seed: int | None = None,
+                    evidence: bool = False) -> VectorEngine:
         """A new engine of ``count`` worlds of game ``game`` as ``viewer`` (a seat; default the seat to
         act) knows it: what the viewer has not seen is dealt again at random (``hpuno_env.worlds``
-        says what is kept and the table ``worlds.HIDDEN`` what is redone); one seed, one set of worlds."""
+        says what is kept and the table ``worlds.HIDDEN`` what is redone); one seed, one set of worlds.
+        ``evidence=True``: a seat that drew by choice while a colour was current is dealt none of it
+        where the unseen cards allow (right when that seat plays whenever it can, as the heuristic does)."""
         count = check_positive_int(count, "count")
         twin = self._fresh_like(count)
-        twin.determinize_into(np.arange(count), self, game, viewer, seed)
+        twin.determinize_into(np.arange(count), self, game, viewer, seed, evidence)
         return twin
 
-    def determinize_into(self, slots, source: VectorEngine, game: int, viewer: int | None = None, seed: int | None = None) -> None:
+    def determinize_into(self, slots, source: VectorEngine, game: int, viewer: int | None = None, seed: int | None = None,
+                         evidence: bool = False) -> None:
         """In place: ``slots`` of this engine become worlds of ``source``'s game (``determinize``)."""
         game = int(self._source_games(source, [source._game_index(game)])[0])
         slots = self._slots_argument(slots)
         viewer = self._viewer_argument(source, game, viewer)
         seed = check_seed(seed)
-        worlds.determinize_games(self.state, slots, source.state, game, viewer, seed, self.options.wd4_bluffing)
+        if not isinstance(evidence, (bool, np.bool_)):
+            raise TypeError(f"evidence must be True or False, got {evidence!r}")
+        worlds.determinize_games(self.state, slots, source.state, game, viewer, seed, self.options.wd4_bluffing,
+                                 evidence=bool(evidence))
         self._mark_dealt(slots)
 
     def load_view(self, slot: int, observation) -> None:

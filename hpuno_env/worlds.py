@@ -45,7 +45,8 @@ class _Deal:
     before a jump window's jumper hold no copy of the card (the window asks the
     first holder in seat order)."""
 
-    def __init__(self, source: EngineState, game: int, viewer: int, count: int, rng: np.random.Generator, wd4_bluffing: bool):
+    def __init__(self, source: EngineState, game: int, viewer: int, count: int, rng: np.random.Generator, wd4_bluffing: bool,
+                 evidence: bool = False):
         num_players = source.hands.shape[1]
         hands = source.hands[game].astype(np.int64)
         draw_count = int(source.draw_count[game])
@@ -87,6 +88,15 @@ class _Deal:
                 self.drawn = chosen
             others = [actor] + [seat for seat in others if seat != actor]  # its share starts at position 0
 
+        if evidence:  # a seat that drew by choice on a colour gets none of it where the unseen cards allow
+            start = 0
+            for seat in others:
+                kept = 1 if must_hold is not None and seat == actor else 0  # its known card, at position 0
+                lacked = source.lacks_color[game, seat]
+                if lacked.any() and needed[seat] > kept:
+                    _deal_without_lacked(cards, start + kept, needed[seat] - kept, lacked, rng)
+                start += needed[seat]
+
         self.hands = np.repeat(hands[None], count, axis=0)
         rows = np.arange(count)[:, None]
         start = 0
@@ -99,6 +109,19 @@ class _Deal:
         self.draw_pile = np.full((count, DECK_SIZE), -1, np.int64)
         self.draw_pile[:, :draw_count] = cards[:, start:start + draw_count]
         self.others = [seat for seat in range(num_players) if seat != viewer]
+
+
+def _deal_without_lacked(cards: np.ndarray, start: int, take: int, lacked: np.ndarray, rng: np.random.Generator) -> None:
+    """In place, per world: ``cards[:, start:start + take]`` become the first ``take`` cards from ``start`` on whose
+    colour is not ``lacked`` (then lacked ones, if too few), in their random order; the cards after them are put in
+    a fresh random order, so the hands dealt later and the draw pile stay uniform over what is left."""
+    segment = cards[:, start:]
+    colour = CARD_COLOR[segment]
+    barred = (colour >= 0) & lacked[np.maximum(colour, 0)]
+    segment = np.take_along_axis(segment, np.argsort(barred, axis=1, kind="stable"), axis=1)
+    rest = segment[:, take:]
+    cards[:, start:start + take] = segment[:, :take]
+    cards[:, start + take:] = np.take_along_axis(rest, np.argsort(rng.random(rest.shape), axis=1), axis=1)
 
 
 # ---------------------------------------------------------------- the table of hidden fields
@@ -238,15 +261,17 @@ def generator_words(seed, count: int) -> np.ndarray:
 
 
 def determinize_games(target: EngineState, slots: np.ndarray, source: EngineState, game: int, viewer: int, seed,
-                      wd4_bluffing: bool, hidden: dict | None = None) -> None:
+                      wd4_bluffing: bool, hidden: dict | None = None, evidence: bool = False) -> None:
     """Write into target[slots] worlds of source's game as the viewer sees it (module docstring).
 
-    ``hidden`` replaces the table HIDDEN (the tests drop entries from it to show each one is needed)."""
+    ``hidden`` replaces the table HIDDEN (the tests drop entries from it to show each one is needed). ``evidence``:
+    a seat that drew by choice while a colour was current (``lacks_color``) is dealt no card of that colour, as
+    far as the unseen cards allow (module docstring)."""
     check_classified()
     hidden = HIDDEN if hidden is None else hidden
     count = len(slots)
     words = generator_words(seed, count + 1)
-    deal = _Deal(source, game, viewer, count, np.random.default_rng(words[-1].astype(np.uint64)), wd4_bluffing)
+    deal = _Deal(source, game, viewer, count, np.random.default_rng(words[-1].astype(np.uint64)), wd4_bluffing, evidence)
     copy_games(target, slots, source, np.full(count, game))
     for _, write in hidden.values():
         write(target, slots, source, game, viewer, deal)

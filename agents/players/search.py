@@ -58,13 +58,15 @@ class SearchAgent(SeededAgent):
         worlds: worlds per decision (every candidate is tried in each).
         rollout: the policy playing the worlds out, one of ``COMPILED_ROLLOUTS`` or ``BLUEPRINT_ROLLOUTS``.
         gate: standard errors of the paired differences a candidate must win by.
+        evidence: deal the worlds so that a seat that drew by choice on a colour holds none of it (as far as the
+            unseen cards allow): right of opponents that play whenever they can, as the heuristic does.
         rules: the rules options of the games it plays (``VectorEngine``'s), default the standard rules.
     """
 
     draws_per_row = False  # one draw per searched position (and its blueprint's): reseeded row by row instead
 
     def __init__(self, num_players: int = 4, seed: int | None = None, blueprint=None, worlds: int = 64,
-                 rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None):
+                 rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None, evidence: bool = False):
         self.blueprint = None  # set below, already seeded; SeededAgent.__init__ calls seed() before that
         super().__init__(num_players, seed)
         if blueprint is None:
@@ -85,6 +87,9 @@ class SearchAgent(SeededAgent):
         # The other seats' policy in the worlds: the blueprint too, or the heuristic (its own tie-break stream).
         self._others = HeuristicAgent(num_players, seed=seed) if rollout == "blueprint+heuristic" else blueprint
         self.gate = float(gate)
+        if not isinstance(evidence, (bool, np.bool_)):
+            raise TypeError(f"evidence must be True or False, got {evidence!r}")
+        self.evidence = bool(evidence)
         self._view = VectorEngine(1, num_players, auto_reset=False, **self.rules)
         self._jump_flag = observation_layout(num_players)["house_phase"].start + 1
         self._engines: dict[int, VectorEngine] = {}
@@ -115,7 +120,7 @@ class SearchAgent(SeededAgent):
         engine = self._engine(count * worlds)
         self._view.load_view(0, observation.astype(np.int8))
         first = np.arange(worlds)
-        engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(SEED_LIMIT)))
+        engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(SEED_LIMIT)), evidence=self.evidence)
         for k in range(1, count):  # the same worlds, with the same random streams, for every candidate
             engine.copy_games_into(first + k * worlds, engine, first)
         engine.leave_idle(np.arange(count * worlds, engine.num_games))
@@ -173,5 +178,5 @@ class SearchAgent(SeededAgent):
 
     def __repr__(self) -> str:
         return (f"SearchAgent(num_players={self.num_players}, blueprint={self.blueprint!r}, worlds={self.worlds}, "
-                f"rollout={self.rollout!r}, gate={self.gate})")
+                f"rollout={self.rollout!r}, gate={self.gate}, evidence={self.evidence})")
 

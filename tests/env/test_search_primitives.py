@@ -11,7 +11,7 @@ import pytest
 
 import hpuno_env
 from hpuno_env import VectorEngine, worlds
-from hpuno_env.cards import CARD_COPIES, DECK_COPIES, DECK_SIZE, FULL_DECK, NUM_CARD_TYPES
+from hpuno_env.cards import CARD_COLOR, CARD_COPIES, DECK_COPIES, DECK_SIZE, FULL_DECK, NUM_CARD_TYPES
 from hpuno_env.kernel import CHALLENGE_PHASE, DRAWN, JUMP_PHASE, STACK_PHASE, EngineState
 
 
@@ -157,6 +157,39 @@ def test_worlds_play_on_to_the_end(rules):
         actions = np.where(mask.any(axis=1), (rng.random(mask.shape) * mask).argmax(axis=1), -1)
         found.step(actions, partial=True)
     assert not found.legal_mask().any()
+
+
+@pytest.mark.parametrize("rules", [{}, HOUSE])
+def test_evidence_deals_a_seat_none_of_a_colour_it_drew_on_where_the_unseen_cards_allow(rules):
+    """2 players: the other seat's hand holds a lacked colour only beyond what the unseen cards of other colours
+    fill, besides a card it is known to hold; the worlds stay worlds (every card once, the view unchanged)."""
+    checked = 0
+    for engine in positions(2, seed=7, **rules):
+        state = engine.state
+        for g in range(engine.num_games):
+            viewer = int(state.current_player[g])
+            seat = 1 - viewer
+            lacked = state.lacks_color[g, seat]
+            if not lacked.any():
+                continue
+            found = engine.determinize(g, 8, viewer=viewer, seed=g, evidence=True)
+            truth = engine.observe(np.where(np.arange(engine.num_games) == g, viewer, -1).astype(np.int8))[g]
+            assert (found.observe(np.full(8, viewer, np.int8)) == truth).all()
+            barred_types = np.flatnonzero((CARD_COLOR >= 0) & lacked[np.maximum(CARD_COLOR, 0)])
+            known = state.revealed_held[g, viewer, seat]
+            unseen = state.hands[g, seat] - known + np.bincount(state.draw_pile[g, :state.draw_count[g]], minlength=NUM_CARD_TYPES)
+            allowed = int(unseen.sum() - unseen[barred_types].sum())
+            needed = int(state.hand_sizes[g, seat] - known.sum())
+            for k in range(8):
+                assert np.array_equal(card_multiset(found.state, k), DECK_COPIES[rules.get("deck", "harry_potter")])
+                barred = int((found.state.hands[k, seat] - known)[barred_types].sum())
+                assert barred == max(0, needed - allowed), (barred, needed, allowed)
+            checked += 1
+    assert checked > 20
+    plain = positions(2, seed=7)[2]
+    assert not np.array_equal(plain.determinize(0, 8, seed=1).state.hands, plain.determinize(0, 8, seed=2).state.hands)
+    with pytest.raises(TypeError, match="evidence"):
+        plain.determinize(0, 8, seed=1, evidence="yes")
 
 
 def test_one_seed_one_set_of_worlds_and_bad_arguments():

@@ -61,6 +61,15 @@ def test_load_passes_the_rules_options_to_the_worlds_and_the_blueprint(rules):
         agents.load("search", 2, seed=0, blueprint="ppo_2p", rules_options={"stacking": "mixed"})
 
 
+def test_search_with_evidence_plays_legal_actions_and_deals_its_worlds_by_it():
+    observations, masks = positions(2, seed=4)
+    player = agents.load("search", 2, seed=3, worlds=8, evidence=True)
+    chosen = player.act(observations, masks)
+    assert masks[np.arange(len(masks)), chosen].all() and player.evidence and "evidence=True" in repr(player)
+    with pytest.raises(ValueError, match="evidence"):
+        agents.load("search", 2, evidence="yes")
+
+
 def test_search_options_are_checked():
     with pytest.raises(ValueError, match="worlds"):
         agents.load("search", 2, worlds=1)
