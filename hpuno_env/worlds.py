@@ -23,8 +23,12 @@ every hand keeping its size: uniformly given the facts kept above. Not used
 3+ players, that a coloured card played with no jump window proves no other
 seat held its twin, and that the seats a window skipped held no copy; under
 draw until playable, that the cards drawn before the playable one were
-unplayable when drawn; and the soft evidence of the record (a seat that drew
-on red probably lacked red).
+unplayable when drawn; and, unless asked, the soft evidence of the record.
+``evidence=True`` uses one piece of it: a seat that drew by choice while a
+colour was current (``lacks_color``, public) is dealt none of that colour, as
+far as the unseen cards allow; the right worlds for an opponent that plays
+whenever it can, as the heuristic does (it then holds none unless a card drawn
+since was of that colour), not for one that draws at will.
 """
 
 from __future__ import annotations

@@ -1,0 +1,146 @@
+"""How much can one step of search over the heuristic gain? The ceiling of the search player's kind of search.
+
+    python benchmarks/bench_search_ceiling.py --players 2 --rounds 300
+    python benchmarks/bench_search_ceiling.py --players 4 --rounds 200
+
+The search player values each legal action by playing worlds out with the heuristic and leaves the heuristic's
+action for a clearly better one: one step of policy improvement over the heuristic, its gain at most what the
+best action at each decision adds when every later decision is the heuristic's. This script measures that gain
+directly, on the heuristic's own games (every seat the heuristic, ``--rounds`` rounds to the end):
+
+At every decision with more than one legal action, each candidate is valued by heuristic rollouts in worlds of
+three kinds, ``--worlds`` each, and each kind picks an action as the search player does (the most wins, kept only
+if its mean paired difference against the heuristic's action exceeds ``--gate`` standard errors):
+
+- ``true hands``: the game as it is, only the draw pile's order shuffled and the random streams fresh: a searcher
+  that sees every hand (no searcher from a seat's view can have better worlds);
+- ``plain``: ``VectorEngine.determinize`` from the deciding seat, as the search player deals them;
+- ``evidence``: the same with ``evidence=True``.
+
+Each pick is then valued against the heuristic's action in an independent set of ``--eval-worlds`` true-hands
+worlds (so the pick's own luck does not count). Summed over a seat's decisions in a round, that is, to first
+order, the win rate one step of search with those worlds adds to a seat over the heuristic, with a 95% interval
+over the rounds. ``plain`` should agree with the search player's duplicate measurement (docs/research.md);
+``true hands`` bounds what better worlds could add to this kind of search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import platform
+import time
+
+import numpy as np
+
+import agents
+from hpuno_env import VectorEngine
+from hpuno_env.worlds import generator_words
+
+KINDS = ("true hands", "plain", "evidence")
+
+
+class Valuer:
+    """Every candidate of a position played out by the heuristic in the same worlds (one engine of slots, reused)."""
+
+    def __init__(self, num_players: int, worlds: int, max_candidates: int = 80):
+        self.worlds = worlds
+        self.engine = VectorEngine(worlds * max_candidates, num_players, auto_reset=False)
+        self.engine.leave_idle(np.arange(self.engine.num_games))
+
+    def wins(self, game: VectorEngine, index: int, candidates: np.ndarray, kind: str, seed: int) -> np.ndarray:
+        """(candidates, worlds) 1.0 where the deciding seat won the world after playing that candidate."""
+        engine, worlds, count = self.engine, self.worlds, len(candidates)
+        seat = int(game.state.current_player[index])
+        first = np.arange(worlds)
+        if kind == "true hands":
+            engine.copy_games_into(first, game, np.full(worlds, index))
+            size = int(game.state.draw_count[index])
+            shuffle = np.random.default_rng(seed).random((worlds, size)).argsort(axis=1)
+            engine.state.draw_pile[first, :size] = np.take_along_axis(engine.state.draw_pile[first, :size], shuffle, axis=1)
+            engine.state.rng[first] = generator_words(seed, worlds)
+        else:
+            engine.determinize_into(first, game, index, viewer=seat, seed=seed, evidence=kind == "evidence")
+        for k in range(1, count):
+            engine.copy_games_into(first + k * worlds, engine, first)
+        played = np.arange(count * worlds)
+        engine.leave_idle(np.arange(count * worlds, engine.num_games))
+        actions = np.full(engine.num_games, -1, np.int64)
+        actions[played] = np.repeat(candidates, worlds)
+        _, terminated, _ = engine.step(actions, partial=True)
+        winners, _ = engine.rollout("heuristic", games=played)
+        return ((winners == seat) | terminated[played]).reshape(count, worlds).astype(np.float64)
+
+
+def pick(wins: np.ndarray, base: int, gate: float) -> int:
+    """The search player's rule: the candidate with the most wins if it beats ``base`` by ``gate`` standard errors."""
+    best = int(np.argmax(wins.sum(axis=1)))
+    differences = wins[best] - wins[base]
+    error = differences.std(ddof=1) / math.sqrt(wins.shape[1])
+    return best if best != base and differences.mean() > gate * error and differences.sum() > 0 else base
+
+
+def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: float, seed: int) -> dict:
+    """Per kind: the gain per seat and round (mean, 95% interval), and the share of decisions it changed."""
+    game = VectorEngine(rounds, num_players, seed=seed, auto_reset=False)
+    game.reset()
+    heuristic = agents.load("heuristic", num_players, seed=seed)
+    valuer, judge = Valuer(num_players, worlds), Valuer(num_players, eval_worlds)
+    gains = {kind: np.zeros(rounds) for kind in KINDS}
+    changed = dict.fromkeys(KINDS, 0)
+    decisions = 0
+    seeds = np.random.SeedSequence(seed).generate_state(8, np.uint32)
+    while True:
+        masks = game.legal_mask()
+        playing = masks.any(axis=1)
+        if not playing.any():
+            break
+        actions = np.full(rounds, -1, np.int64)
+        actions[playing] = heuristic.act(game.observe()[playing], masks[playing])
+        for index in np.flatnonzero(masks.sum(axis=1) > 1):
+            candidates = np.flatnonzero(masks[index])
+            base = int(np.flatnonzero(candidates == actions[index])[0])
+            decisions += 1
+            position_seed = (int(seeds[0]) + 1_000_003 * decisions) % 2**31
+            truth = judge.wins(game, index, candidates, "true hands", position_seed + 7)
+            for kind in KINDS:
+                chosen = pick(valuer.wins(game, index, candidates, kind, position_seed), base, gate)
+                if chosen != base:
+                    changed[kind] += 1
+                    gains[kind][index] += (truth[chosen] - truth[base]).mean()
+        game.step(actions, partial=True)
+    report = {"decisions_per_seat_and_round": decisions / (rounds * num_players)}
+    for kind in KINDS:
+        per_seat = gains[kind] / num_players  # a round's gain for one seat, averaged over its seats
+        half = 1.96 * per_seat.std(ddof=1) / math.sqrt(rounds)
+        report[kind] = {"gain": float(per_seat.mean()), "low": float(per_seat.mean() - half), "high": float(per_seat.mean() + half),
+                        "changed": changed[kind] / max(decisions, 1)}
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--worlds", type=int, default=64, help="worlds of each kind that pick the action")
+    parser.add_argument("--eval-worlds", type=int, default=256, help="true-hands worlds that value each pick")
+    parser.add_argument("--gate", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    report = measure(args.players, args.rounds, args.worlds, args.eval_worlds, args.gate, args.seed)
+    print(f"# one step of search over the heuristic, {args.players} players, {args.rounds} heuristic rounds, {args.worlds} worlds "
+          f"to pick, {args.eval_worlds} true-hands worlds to value, gate {args.gate}, seed {args.seed}; "
+          f"{report['decisions_per_seat_and_round']:.1f} decisions with a choice per seat and round; "
+          f"{time.perf_counter() - start:.0f} s; {datetime.date.today()}, {platform.machine()}")
+    print("| worlds that pick | gain per seat and round, points [95%] | decisions changed |")
+    print("|---|---|---|")
+    for kind in KINDS:
+        row = report[kind]
+        print(f"| {kind} | {100 * row['gain']:+.1f} [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}] | {row['changed']:.1%} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
