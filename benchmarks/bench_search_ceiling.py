@@ -2,6 +2,7 @@
 
     python benchmarks/bench_search_ceiling.py --players 2 --rounds 300
     python benchmarks/bench_search_ceiling.py --players 4 --rounds 200
+    python benchmarks/bench_search_ceiling.py --players 2 --rounds 0 --play 600
 
 The search player values each legal action by playing worlds out with the heuristic and leaves the heuristic's
 action for a clearly better one: one step of policy improvement over the heuristic, its gain at most what the
@@ -119,15 +120,63 @@ def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: 
     return report
 
 
+def played_gain(num_players: int, deals: int, worlds: int, gate: float, seed: int, kind: str) -> dict:
+    """The same searcher in real play: each deal played twice from one state, once with it in the rotating seat
+    and once with the heuristic there (every other seat the heuristic); the mean paired difference per deal."""
+    game = VectorEngine(2 * deals, num_players, seed=seed, auto_reset=False)
+    game.reset()
+    game.copy_games_into(np.arange(1, 2 * deals, 2), game, np.arange(0, 2 * deals, 2))
+    seat = np.repeat(np.arange(deals) % num_players, 2)
+    searching = np.arange(2 * deals) % 2 == 0
+    heuristic = agents.load("heuristic", num_players, seed=seed)
+    valuer = Valuer(num_players, worlds)
+    winners = np.full(2 * deals, -1)
+    decisions = changed = 0
+    while True:
+        masks = game.legal_mask()
+        playing = masks.any(axis=1)
+        if not playing.any():
+            break
+        actions = np.full(2 * deals, -1, np.int64)
+        actions[playing] = heuristic.act(game.observe()[playing], masks[playing])
+        for index in np.flatnonzero(searching & (masks.sum(axis=1) > 1) & (game.state.current_player == seat)):
+            candidates = np.flatnonzero(masks[index])
+            base = int(np.flatnonzero(candidates == actions[index])[0])
+            decisions += 1
+            chosen = pick(valuer.wins(game, index, candidates, kind, (seed + 1_000_003 * decisions) % 2**31), base, gate)
+            changed += chosen != base
+            actions[index] = candidates[chosen]
+        _, terminated, _ = game.step(actions, partial=True)
+        winners[terminated] = game.state.turn_player[terminated]
+    won = (winners == seat).astype(np.float64)
+    paired = won[0::2] - won[1::2]
+    half = 1.96 * paired.std(ddof=1) / math.sqrt(deals)
+    return {"gain": float(paired.mean()), "low": float(paired.mean() - half), "high": float(paired.mean() + half),
+            "changed": changed / max(decisions, 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=300, help="heuristic rounds whose decisions are valued (0: none)")
     parser.add_argument("--worlds", type=int, default=64, help="worlds of each kind that pick the action")
     parser.add_argument("--eval-worlds", type=int, default=256, help="true-hands worlds that value each pick")
     parser.add_argument("--gate", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--play", type=int, default=0, metavar="DEALS",
+                        help="also play DEALS deals in duplicate with each searcher in one seat (played_gain)")
     args = parser.parse_args(argv)
+    if args.play:
+        print(f"# played in duplicate, {args.players} players, {args.play} deals, {args.worlds} worlds, gate {args.gate}, "
+              f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
+        print("| worlds that pick | searcher − heuristic, points [95%] | decisions changed |")
+        print("|---|---|---|")
+        for kind in KINDS:
+            row = played_gain(args.players, args.play, args.worlds, args.gate, args.seed, kind)
+            print(f"| {kind} | {100 * row['gain']:+.1f} [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}] | {row['changed']:.1%} |",
+                  flush=True)
+    if not args.rounds:
+        return 0
     start = time.perf_counter()
     report = measure(args.players, args.rounds, args.worlds, args.eval_worlds, args.gate, args.seed)
     print(f"# one step of search over the heuristic, {args.players} players, {args.rounds} heuristic rounds, {args.worlds} worlds "
