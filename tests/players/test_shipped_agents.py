@@ -37,8 +37,8 @@ BOUNDS = [
     # 85.8% and 55.7% (ppo_2p there: 86.6% and 55.5%; the heuristic 82.9% and 49.7%)
     ("ppo_2p_classic_stacking", 2, "random-play", 0.80, CLASSIC_STACKING),
     ("ppo_2p_classic_stacking", 2, "heuristic", 0.51, CLASSIC_STACKING),
-    # the universal agent at four of its tables: 53.7% [51.5, 55.9], 28.6% [26.7, 30.7], 11.7% [10.3, 13.1] and,
-    # every house rule on, 70.9% [68.8, 72.8]; the heuristic in its place: about 50%, 25%, 10% and 50%
+    # the universal agent at four of its tables: 55.3% [53.1, 57.5], 30.0% [28.0, 32.0], 11.3% [10.0, 12.8] and,
+    # every house rule on, 70.3% [68.3, 72.3]; the heuristic in its place: about 50%, 25%, 10% and 50%
     ("ppo_universal", 2, "heuristic", 0.47, {}),
     ("ppo_universal", 4, "heuristic", 0.23, {}),
     ("ppo_universal", 10, "heuristic", 0.085, {}),
