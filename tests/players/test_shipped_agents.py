@@ -37,7 +37,7 @@ BOUNDS = [
     # 85.8% and 55.7% (ppo_2p there: 86.6% and 55.5%; the heuristic 82.9% and 49.7%)
     ("ppo_2p_classic_stacking", 2, "random-play", 0.80, CLASSIC_STACKING),
     ("ppo_2p_classic_stacking", 2, "heuristic", 0.51, CLASSIC_STACKING),
-    # the universal agent at four of its tables: 55.3% [53.1, 57.5], 30.0% [28.0, 32.0], 11.3% [10.0, 12.8] and,
+    # the universal agent at four of its tables: 56.6% [54.4, 58.8], 28.1% [26.1, 30.1], 11.9% [10.6, 13.4] and,
     # every house rule on, 70.3% [68.3, 72.3]; the heuristic in its place: about 50%, 25%, 10% and 50%
     ("ppo_universal", 2, "heuristic", 0.47, {}),
     ("ppo_universal", 4, "heuristic", 0.23, {}),
