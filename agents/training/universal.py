@@ -104,7 +104,7 @@ def train_universal(args: Args, argv: list[str]) -> int:
         tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
                                  rules)
         teachers = parse_teachers(args.teachers, tables)  # before anything is written
-        games = table_games(tables, args.envs, parse_table_weights(args.table_weights, tables))
+        games = table_games(args.envs, parse_table_weights(args.table_weights, tables))
         if args.opponent not in UNIVERSAL_OPPONENTS:
             raise ValueError(f"--opponent in a universal run must be one of {', '.join(UNIVERSAL_OPPONENTS)} "
                              f"(agents/training/universal_league.py), got {args.opponent!r}")
@@ -190,7 +190,7 @@ def parse_table_weights(text: str, tables: list[TrainingTable]) -> list[float]:
     return [weights[table.label] for table in tables]
 
 
-def table_games(tables: list[TrainingTable], envs: int, weights: list[float]) -> list[int]:
+def table_games(envs: int, weights: list[float]) -> list[int]:
     """Each table's games: ``envs`` shared in proportion to ``weights``, at least one a table."""
     total = sum(weights)
     return [max(1, round(envs * weight / total)) for weight in weights]

@@ -92,8 +92,8 @@ def test_table_weights_share_the_games_in_proportion():
     tables = training_tables([2, 8, 10], [2], {})
     weights = parse_table_weights("8=3, 10=3,2 house=0.5", tables)
     assert weights == [1, 3, 3, 0.5, 1]
-    assert table_games(tables, 85, weights) == [10, 30, 30, 5, 10]
-    assert table_games(tables, 3, weights) == [1, 1, 1, 1, 1]  # every table keeps a game
+    assert table_games(85, weights) == [10, 30, 30, 5, 10]
+    assert table_games(3, weights) == [1, 1, 1, 1, 1]  # every table keeps a game
     assert parse_table_weights("", tables) == [1] * 5
 
 
