@@ -149,23 +149,32 @@ class UniversalFormat:
         return rows.astype(np.float32) * self.scale
 
 
+def table_assignments(text: str, tables: list[TrainingTable], flag: str, value_name: str) -> dict[str, str]:
+    """'2=a,4=b' -> {table label: value text}; ValueError naming ``flag`` for an unknown table, an empty value or a
+    table named twice."""
+    labels = [table.label for table in tables]
+    named = {}
+    for part in filter(None, (part.strip() for part in text.split(","))):
+        label, _, value = (piece.strip() for piece in part.partition("="))
+        if label not in labels or not value:
+            raise ValueError(f"{flag} takes TABLE={value_name} for tables {', '.join(labels)}, got {part!r}")
+        if label in named:
+            raise ValueError(f"{flag} names table {label!r} twice")
+        named[label] = value
+    return named
+
+
 def parse_teachers(text: str, tables: list[TrainingTable]) -> dict[str, str]:
     """'2=ppo_2p,4=ppo_4p' -> {table label: agent}, each agent loaded once at its table to check it; ValueError naming
     --teachers."""
-    labels = {table.label: table for table in tables}
-    named = {}
-    for part in filter(None, (part.strip() for part in text.split(","))):
-        label, _, name = (piece.strip() for piece in part.partition("="))
-        if label not in labels or not name:
-            raise ValueError(f"--teachers takes TABLE=AGENT for tables {', '.join(labels)}, got {part!r}")
-        if label in named:
-            raise ValueError(f"--teachers names table {label!r} twice")
-        table = labels[label]
+    named = table_assignments(text, tables, "--teachers", "AGENT")
+    by_label = {table.label: table for table in tables}
+    for label, name in named.items():
+        table = by_label[label]
         try:
             players.load(name, num_players=table.num_players, rules_options=table.rules)
         except ValueError as error:
             raise ValueError(f"--teachers {label}={name}: {error}") from None
-        named[label] = name
     return named
 
 
@@ -173,19 +182,13 @@ def parse_table_weights(text: str, tables: list[TrainingTable]) -> list[float]:
     """'8=3,10=3' -> each table's weight in the order of ``tables`` (1 for a table not named); ValueError naming
     --table-weights."""
     weights = {table.label: 1.0 for table in tables}
-    named = set()
-    for part in filter(None, (part.strip() for part in text.split(","))):
-        label, _, value = (piece.strip() for piece in part.partition("="))
+    for label, value in table_assignments(text, tables, "--table-weights", "WEIGHT").items():
         try:
             weight = float(value)
         except ValueError:
             weight = math.nan
-        if label not in weights or not 0 < weight <= MAX_TABLE_WEIGHT:
-            raise ValueError(f"--table-weights takes TABLE=WEIGHT for tables {', '.join(weights)} and weights in "
-                             f"(0, {MAX_TABLE_WEIGHT:g}], got {part!r}")
-        if label in named:
-            raise ValueError(f"--table-weights names table {label!r} twice")
-        named.add(label)
+        if not 0 < weight <= MAX_TABLE_WEIGHT:
+            raise ValueError(f"--table-weights takes TABLE=WEIGHT with weights in (0, {MAX_TABLE_WEIGHT:g}], got {label}={value}")
         weights[label] = weight
     return [weights[table.label] for table in tables]
 
