@@ -11,7 +11,8 @@ directly, on the heuristic's own games (every seat the heuristic, ``--rounds`` r
 
 At every decision with more than one legal action, each candidate is valued by heuristic rollouts in worlds of
 three kinds, ``--worlds`` each, and each kind picks an action as the search player does (the most wins, kept only
-if its mean paired difference against the heuristic's action exceeds ``--gate`` standard errors):
+if its mean paired difference against the heuristic's action exceeds ``--gate`` standard errors:
+``agents.players.search.gated_choice``):
 
 - ``true hands``: the game as it is, only the draw pile's order shuffled and the random streams fresh: a searcher
   that sees every hand (no searcher from a seat's view can have better worlds);
@@ -36,6 +37,7 @@ import time
 import numpy as np
 
 import agents
+from agents.players.search import candidate_wins, gated_choice
 from hpuno_env import VectorEngine
 from hpuno_env.worlds import generator_words
 
@@ -52,8 +54,7 @@ class Valuer:
 
     def wins(self, game: VectorEngine, index: int, candidates: np.ndarray, kind: str, seed: int) -> np.ndarray:
         """(candidates, worlds) 1.0 where the deciding seat won the world after playing that candidate."""
-        engine, worlds, count = self.engine, self.worlds, len(candidates)
-        seat = int(game.state.current_player[index])
+        engine, worlds = self.engine, self.worlds
         first = np.arange(worlds)
         if kind == "true hands":
             engine.copy_games_into(first, game, np.full(worlds, index))
@@ -62,24 +63,15 @@ class Valuer:
             engine.state.draw_pile[first, :size] = np.take_along_axis(engine.state.draw_pile[first, :size], shuffle, axis=1)
             engine.state.rng[first] = generator_words(seed, worlds)
         else:
-            engine.determinize_into(first, game, index, viewer=seat, seed=seed, evidence=kind == "evidence")
-        for k in range(1, count):
-            engine.copy_games_into(first + k * worlds, engine, first)
-        played = np.arange(count * worlds)
-        engine.leave_idle(np.arange(count * worlds, engine.num_games))
-        actions = np.full(engine.num_games, -1, np.int64)
-        actions[played] = np.repeat(candidates, worlds)
-        _, terminated, _ = engine.step(actions, partial=True)
-        winners, _ = engine.rollout("heuristic", games=played)
-        return ((winners == seat) | terminated[played]).reshape(count, worlds).astype(np.float64)
+            engine.determinize_into(first, game, index, viewer=int(game.state.current_player[index]), seed=seed,
+                                    evidence=kind == "evidence")
+        return candidate_wins(engine, candidates, worlds, heuristic_play_out)
 
 
-def pick(wins: np.ndarray, base: int, gate: float) -> int:
-    """The search player's rule: the candidate with the most wins if it beats ``base`` by ``gate`` standard errors."""
-    best = int(np.argmax(wins.sum(axis=1)))
-    differences = wins[best] - wins[base]
-    error = differences.std(ddof=1) / math.sqrt(wins.shape[1])
-    return best if best != base and differences.mean() > gate * error and differences.sum() > 0 else base
+def heuristic_play_out(engine: VectorEngine, games: int) -> np.ndarray:
+    """The winning seat of each of the first ``games`` slots, played to the end by the compiled heuristic."""
+    winners, _ = engine.rollout("heuristic", games=np.arange(games))
+    return winners
 
 
 def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: float, seed: int) -> dict:
@@ -106,7 +98,7 @@ def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: 
             position_seed = (int(seeds[0]) + 1_000_003 * decisions) % 2**31
             truth = judge.wins(game, index, candidates, "true hands", position_seed + 7)
             for kind in KINDS:
-                chosen = pick(valuer.wins(game, index, candidates, kind, position_seed), base, gate)
+                chosen = gated_choice(valuer.wins(game, index, candidates, kind, position_seed), base, gate)[0]
                 if chosen != base:
                     changed[kind] += 1
                     gains[kind][index] += (truth[chosen] - truth[base]).mean()
@@ -143,7 +135,7 @@ def played_gain(num_players: int, deals: int, worlds: int, gate: float, seed: in
             candidates = np.flatnonzero(masks[index])
             base = int(np.flatnonzero(candidates == actions[index])[0])
             decisions += 1
-            chosen = pick(valuer.wins(game, index, candidates, kind, (seed + 1_000_003 * decisions) % 2**31), base, gate)
+            chosen = gated_choice(valuer.wins(game, index, candidates, kind, (seed + 1_000_003 * decisions) % 2**31), base, gate)[0]
             changed += chosen != base
             actions[index] = candidates[chosen]
         _, terminated, _ = game.step(actions, partial=True)

@@ -396,10 +396,9 @@ class VectorEngine:
         slots = self._slots_argument(slots)
         viewer = self._viewer_argument(source, game, viewer)
         seed = check_seed(seed)
-        if not isinstance(evidence, (bool, np.bool_)):
-            raise TypeError(f"evidence must be True or False, got {evidence!r}")
+        evidence = check_bool(evidence, "evidence")
         worlds.determinize_games(self.state, slots, source.state, game, viewer, seed, self.options.wd4_bluffing,
-                                 evidence=bool(evidence))
+                                 evidence=evidence)
         self._mark_dealt(slots)
 
     def load_view(self, slot: int, observation) -> None:

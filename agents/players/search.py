@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from hpuno_env import VectorEngine, observation_layout
-from hpuno_env._checks import SEED_LIMIT, check_int, check_number
+from hpuno_env._checks import SEED_LIMIT, check_bool, check_int, check_number
 from hpuno_env.options import RulesOptions
 
 from ._base import SeededAgent
@@ -45,6 +45,37 @@ from .heuristic import HeuristicAgent
 
 COMPILED_ROLLOUTS = ("heuristic", "random-play", "random")
 BLUEPRINT_ROLLOUTS = ("blueprint", "blueprint+heuristic")  # stepped from Python, the blueprint acting
+
+
+def candidate_wins(engine: VectorEngine, candidates: np.ndarray, worlds: int, play_out) -> np.ndarray:
+    """(candidates, worlds) 1.0 where the seat to act in the engine's first ``worlds`` slots (the worlds) won the
+    round after playing that candidate. Every candidate is tried in a copy of the same worlds, with the same random
+    streams (a paired comparison); ``play_out(engine, games)`` gives the winning seat of each of the first ``games``
+    slots played to the end (-1: none). The engine needs ``len(candidates) * worlds`` slots at least."""
+    count = len(candidates)
+    seat = int(engine.state.current_player[0])
+    first = np.arange(worlds)
+    for k in range(1, count):
+        engine.copy_games_into(first + k * worlds, engine, first)
+    engine.leave_idle(np.arange(count * worlds, engine.num_games))
+    actions = np.full(engine.num_games, -1, np.int64)
+    actions[:count * worlds] = np.repeat(candidates, worlds)
+    _, terminated, _ = engine.step(actions, partial=True)
+    winners = play_out(engine, count * worlds)
+    # A round the candidate itself ended was won by its player.
+    return ((winners == seat) | terminated[:count * worlds]).reshape(count, worlds).astype(np.float64)
+
+
+def gated_choice(won: np.ndarray, base: int, gate: float) -> tuple[int, np.ndarray, np.ndarray]:
+    """The search's rule over ``candidate_wins``: the candidate with the most wins, kept only if it beats candidate
+    ``base`` (the blueprint's) in more worlds and its mean paired difference exceeds ``gate`` standard errors; else
+    ``base``. Returns (the chosen index, each candidate's mean paired difference, its standard error)."""
+    differences = won - won[base]
+    mean = differences.mean(axis=1)
+    error = differences.std(axis=1, ddof=1) / np.sqrt(won.shape[1])
+    best = int(np.argmax(won.sum(axis=1)))
+    strong = mean[best] > gate * error[best] and won[best].sum() > won[base].sum()
+    return (best if best != base and strong else base), mean, error
 
 
 class SearchAgent(SeededAgent):
@@ -87,9 +118,7 @@ class SearchAgent(SeededAgent):
         # The other seats' policy in the worlds: the blueprint too, or the heuristic (its own tie-break stream).
         self._others = HeuristicAgent(num_players, seed=seed) if rollout == "blueprint+heuristic" else blueprint
         self.gate = float(gate)
-        if not isinstance(evidence, (bool, np.bool_)):
-            raise TypeError(f"evidence must be True or False, got {evidence!r}")
-        self.evidence = bool(evidence)
+        self.evidence = check_bool(evidence, "evidence")
         self._view = VectorEngine(1, num_players, auto_reset=False, **self.rules)
         self._jump_flag = observation_layout(num_players)["house_phase"].start + 1
         self._engines: dict[int, VectorEngine] = {}
@@ -121,22 +150,10 @@ class SearchAgent(SeededAgent):
         self._view.load_view(0, observation.astype(np.int8))
         first = np.arange(worlds)
         engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(SEED_LIMIT)), evidence=self.evidence)
-        for k in range(1, count):  # the same worlds, with the same random streams, for every candidate
-            engine.copy_games_into(first + k * worlds, engine, first)
-        engine.leave_idle(np.arange(count * worlds, engine.num_games))
-        actions = np.full(engine.num_games, -1, np.int64)
-        actions[:count * worlds] = np.repeat(candidates, worlds)
-        _, terminated, _ = engine.step(actions, partial=True)
-        winners = self._play_out(engine, count * worlds)
-        # A round the candidate itself ended was won by its player (seat 0 of every world).
-        won = ((winners == 0) | terminated[:count * worlds]).reshape(count, worlds).astype(np.float64)
+        won = candidate_wins(engine, candidates, worlds, self._play_out)
         base = int(np.flatnonzero(candidates == default)[0])
-        differences = won - won[base]
-        mean = differences.mean(axis=1)
-        error = differences.std(axis=1, ddof=1) / np.sqrt(worlds)
-        best = int(np.argmax(won.sum(axis=1)))
-        strong = mean[best] > self.gate * error[best] and won[best].sum() > won[base].sum()
-        action = int(candidates[best]) if best != base and strong else default
+        chosen, mean, error = gated_choice(won, base, self.gate)
+        action = int(candidates[chosen])
         self.decisions += 1
         self.changed += action != default
         self.last_search = {

@@ -188,7 +188,7 @@ def test_evidence_deals_a_seat_none_of_a_colour_it_drew_on_where_the_unseen_card
     assert checked > 20
     plain = positions(2, seed=7)[2]
     assert not np.array_equal(plain.determinize(0, 8, seed=1).state.hands, plain.determinize(0, 8, seed=2).state.hands)
-    with pytest.raises(TypeError, match="evidence"):
+    with pytest.raises(ValueError, match="evidence"):
         plain.determinize(0, 8, seed=1, evidence="yes")
 
 
