@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import CARD_COPIES, DECK_SIZE, NUM_CARD_TYPES
-from .kernel import NUM_PHASES
+from .cards import CARD_COPIES, CARD_LABELS, DECK_SIZE, NUM_CARD_TYPES
+from .kernel import HISTORY_ENTRY, HISTORY_LENGTH, NUM_HISTORY_KINDS, NUM_PHASES, SEAT_VALUED_KINDS
 
 OBS_DTYPE = np.int8
 # The observation layout's version, stored in every saved agent (agents.load
@@ -34,11 +34,11 @@ OBS_DTYPE = np.int8
 # of any field of observation_layout (or what kernel.observe_one writes into
 # it) changes: a trained network reads the vector by position, so an old
 # agent would silently misread a new layout.
-OBSERVATION_VERSION = 3
+OBSERVATION_VERSION = 4
 # The fields each version appended at the end of the layout. An earlier version's
 # vector is a prefix of today's, so a checkpoint trained on it can continue
 # (train.py --resume) with zero weights on the fields added since.
-FIELDS_ADDED_IN_VERSION = {2: ("other_chose_color",), 3: ("pending_draw", "house_phase", "house_rules")}
+FIELDS_ADDED_IN_VERSION = {2: ("other_chose_color",), 3: ("pending_draw", "house_phase", "house_rules"), 4: ("history",)}
 
 
 def observation_layout(num_players: int) -> dict[str, slice]:
@@ -70,6 +70,9 @@ def observation_layout(num_players: int) -> dict[str, slice]:
         ("house_rules", 8),  # the rules in play: classic deck, stacking Draw Two on Draw Two, Wild Draw Four
         #                      on Wild Draw Four, Wild Draw Four on Draw Two, jump_in, seven_zero,
         #                      draw_until_playable, forced_play
+        # Version 4: the round's last public events, oldest first (the newest in the last slot), HISTORY_ENTRY
+        # values an event (kind, actor, card, value: kernel.HIST_* and HISTORY_LENGTH say what each means).
+        ("history", HISTORY_LENGTH * HISTORY_ENTRY),
     ]
     layout, start = {}, 0
     for name, size in fields:
@@ -118,6 +121,7 @@ def observation_scale(num_players: int) -> np.ndarray:
         "other_scores_pct": 1.0 / 100,
         "other_hand_sizes": 1.0 / STARTING_HAND,
         "pending_draw": 1.0 / 8,  # two Wild Draw Fours
+        "history": np.tile(history_entry_scale(num_players), HISTORY_LENGTH),
     }
     layout = observation_layout(num_players)
     unscaled = set(layout) - set(scales) - set(_FLAG_FIELDS)
@@ -127,6 +131,36 @@ def observation_scale(num_players: int) -> np.ndarray:
     for name, scale_of_field in scales.items():
         scale[layout[name]] = scale_of_field
     return scale
+
+
+def history_entry_scale(num_players: int) -> np.ndarray:
+    """observation_scale of one history event: kind by the number of kinds, actor by the player count, card by
+    the card codes, value by 8 (a Wild Draw Four stack's draw; a colour's, a seat's and most counts' range)."""
+    return np.array([1 / NUM_HISTORY_KINDS, 1 / num_players, 1 / NUM_CARD_TYPES, 1 / 8], np.float32)
+
+
+# The history's event kinds by code (kernel.HIST_*): HISTORY_KINDS[code - 1].
+HISTORY_KINDS = ("play", "draw", "keep", "color", "forced_draw", "sorting_hat", "uno", "catch", "pass", "challenge",
+                 "accept", "stack", "jump", "swap", "rotate", "reshuffle")
+assert len(HISTORY_KINDS) == NUM_HISTORY_KINDS
+
+
+def history_events(observation, num_players: int) -> list[tuple[str, int | None, str | None, int]]:
+    """The round's history in one observation row, oldest first: (kind, actor, card, value) per event.
+
+    kind: a name of ``HISTORY_KINDS``; actor: the seat counted to the viewer's left (0 the viewer itself, 1 the
+    next seat to its left, ...), None for a table event (a reshuffle, a Zero's rotation); card: its label where the
+    card is public, else None; value: as ``kernel.HIST_*`` says, a seat counted to the left for ``catch``, ``pass``
+    and ``swap``.
+    """
+    row = np.asarray(observation)[observation_layout(num_players)["history"]].astype(np.int64)
+    events = []
+    for kind, actor, card, value in row.reshape(HISTORY_LENGTH, HISTORY_ENTRY):
+        if kind == 0:
+            continue
+        events.append((HISTORY_KINDS[kind - 1], None if actor == 0 else int(actor - 1),
+                       None if card == 0 else CARD_LABELS[card - 1], int(value - 1 if kind in SEAT_VALUED_KINDS else value)))
+    return events
 
 
 def hidden_hands(hands: np.ndarray, seats: np.ndarray, num_players: int) -> np.ndarray:

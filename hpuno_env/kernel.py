@@ -204,7 +204,7 @@ def _compiled(cache_class=RulesFunctionCache, **options):
 
 
 # Compiled without numba's reference counting (_nrt=False): every call passing
-# the EngineState record would otherwise count its 33 array references up and
+# the EngineState record would otherwise count its 40 array references up and
 # down, which measured 2.5x the work of a legal mask. So nothing in the kernel
 # allocates; scratch space lives in the state.
 jit = _compiled(_nrt=False)
@@ -307,6 +307,38 @@ EV_NO_JUMP = 23  # seat a did not jump in
 EV_SWAP = 24  # seats a and b swapped hands (a Seven)
 EV_ROTATE = 25  # every hand passed to the next seat in direction a (a Zero)
 
+# The round's public history (observation layout 4, field "history"): the last HISTORY_LENGTH public events of
+# the round, recorded from each step's events (record_history), HISTORY_ENTRY int8 values an event: kind (HIST_*;
+# 0 for an empty slot), actor (1 + its seat counted to the viewer's left, 1 being the viewer itself; 0 for none),
+# card (1 + the card's code where the card is public; 0 for none) and value (per kind, below). In the
+# observation the oldest comes first and the newest last; while the round has fewer, the empty slots come first.
+# Only what every seat saw: never a drawn card (another seat's, or the viewer's own, which its hand shows), never
+# a declined jump (a window opens only for a holder of the twin, so the pass would tell who holds it), never a
+# hand shown by a challenge (that is revealed_hands, its challenger's alone). Left out as told by the events
+# kept: skips, direction changes (a Reverse's play), the Sorting Hat's target (its HIST_HAT), the round's start
+# and end. Each seat's ring is kept in its own codes (seats counted to its left), so a view copies it as it is.
+HISTORY_LENGTH = 64  # a power of two: ring positions are a bit mask
+HISTORY_ENTRY = 4
+assert HISTORY_LENGTH & (HISTORY_LENGTH - 1) == 0
+HIST_PLAY = 1  # actor played card
+HIST_DRAW = 2  # actor drew by choice; value: cards drawn (more than 1 under draw until playable, 0: none left)
+HIST_KEEP = 3  # actor kept the card it drew
+HIST_COLOR = 4  # actor named a colour; value: 1 + the colour (1 red .. 4 blue)
+HIST_FORCED = 5  # actor was made to draw (a Draw Two, a Wild Draw Four, a challenge, a caught UNO); value: cards
+HIST_HAT = 6  # actor, a Sorting Hat's target, drew until a Gryffindor card; value: cards drawn
+HIST_UNO = 7  # actor called UNO
+HIST_CATCH = 8  # actor caught a seat not calling UNO; value: that seat (1 + its seat to the viewer's left)
+HIST_PASS = 9  # actor let a seat not calling UNO go; value: that seat, as for HIST_CATCH
+HIST_CHALLENGE = 10  # actor challenged a Wild Draw Four; value: 1 innocent, 2 guilty
+HIST_ACCEPT = 11  # actor accepted a pending draw; value: 1 a Wild Draw Four, 2 a stack of Draw Twos
+HIST_STACK = 12  # actor stacked card on a pending draw; value: the pending draw before it
+HIST_JUMP = 13  # actor jumped in with card
+HIST_SWAP = 14  # actor swapped hands (a Seven) with a seat; value: that seat, as for HIST_CATCH
+HIST_ROTATE = 15  # every hand passed on (a Zero); value: 1 to the left, 2 to the right
+HIST_RESHUFFLE = 16  # the discard pile became the draw pile; value: its cards (at most 127)
+NUM_HISTORY_KINDS = 16
+SEAT_VALUED_KINDS = (HIST_CATCH, HIST_PASS, HIST_SWAP)  # kinds whose value is a seat
+
 # What is left of a turn after an action (apply_action, play_card, end_turn return
 # it to step_games, so that each of those is inlined at one call site).
 DONE, END_TURN, CARD_EFFECT = range(3)
@@ -356,6 +388,10 @@ class EngineState(NamedTuple):
     scratch_deck: np.ndarray  # (G, 112) int8: the deck of the draw for the first dealer
     events: np.ndarray  # (G, MAX_EVENTS, 4) int16: what the last step did
     event_count: np.ndarray  # (G,) int16
+    history: np.ndarray  # (G, P, 2 * HISTORY_LENGTH * 4) int8: [viewer] the round's public events in its codes,
+    #                      a ring written twice over (event e at e % HISTORY_LENGTH and HISTORY_LENGTH more), so that
+    #                      the last HISTORY_LENGTH events are always one run: a view copies a constant-length window
+    history_count: np.ndarray  # (G,) int32: public events recorded this round (the ring holds the last ones)
     rng: np.ndarray  # (G, 4) int64: xoshiro128** words (each < 2**32)
 
 
@@ -399,6 +435,8 @@ def allocate_state(num_games: int, num_players: int) -> EngineState:
         scratch_deck=np.zeros((G, DECK_SIZE), np.int8),
         events=np.zeros((G, MAX_EVENTS, 4), np.int16),
         event_count=np.zeros(G, np.int16),
+        history=np.zeros((G, P, 2 * HISTORY_LENGTH * HISTORY_ENTRY), np.int8),
+        history_count=np.zeros(G, np.int32),
         rng=np.zeros((G, 4), np.int64),
     )
 
@@ -456,6 +494,96 @@ def log_event(s, g, kind, a, b, c):
 
 
 @leaf
+def record_history(events, event_count, history, history_count, g):
+    """Append the public events of game g's last step (or reset) to its round's history, in every seat's codes
+    (HISTORY_LENGTH above). A step that dealt a new round (deal_round cleared the history) adds only the new
+    round's events. A draw until playable is one HIST_DRAW of many cards. Takes the arrays it uses, not the
+    record: it runs once a step."""
+    num_players = history.shape[1]
+    count = event_count[g]
+    first = 0
+    for e in range(count):
+        if events[g, e, 0] == EV_NEW_ROUND:
+            first = e + 1
+    open_draw = -1  # where this step's HIST_DRAW is in the rings, while its drawing goes on
+    played_by_stack_or_jump = False  # the EV_PLAY that follows a stack or a jump is in its entry
+    for e in range(first, count):
+        event, a, b, c = events[g, e, 0], events[g, e, 1], events[g, e, 2], events[g, e, 3]
+        kind, actor, card, value = 0, a, -1, 0
+        if event == EV_PLAY:
+            if played_by_stack_or_jump:
+                played_by_stack_or_jump = False
+                continue
+            kind, card = HIST_PLAY, b
+        elif event == EV_DRAW:
+            if open_draw >= 0 and history[g, 0, open_draw + 1] == 1 + a:  # the same drawer (in seat 0's codes)
+                if b >= 0:
+                    for viewer in range(num_players):
+                        history[g, viewer, open_draw + 3] += 1
+                        history[g, viewer, open_draw + HISTORY_LENGTH * HISTORY_ENTRY + 3] += 1
+                continue
+            kind, value = HIST_DRAW, 1 if b >= 0 else 0
+        elif event == EV_RESHUFFLE:
+            kind, actor, value = HIST_RESHUFFLE, -1, min(a, 127)
+        elif event == EV_KEEP:
+            kind = HIST_KEEP
+        elif event == EV_COLOR:
+            kind, value = HIST_COLOR, 1 + b
+        elif event == EV_PENALTY:
+            kind, value = HIST_FORCED, min(b, 127)
+        elif event == EV_HAT:
+            kind, value = HIST_HAT, min(b, 127)
+        elif event == EV_UNO:
+            kind = HIST_UNO
+        elif event == EV_CATCH:
+            kind, value = HIST_CATCH, b
+        elif event == EV_PASS:
+            kind, value = HIST_PASS, b
+        elif event == EV_CHALLENGE:
+            kind, value = HIST_CHALLENGE, 1 + c
+        elif event == EV_ACCEPT:
+            kind, value = HIST_ACCEPT, 1 + c
+        elif event == EV_STACK:
+            kind, card, value = HIST_STACK, b, min(c, 127)
+            played_by_stack_or_jump = True
+        elif event == EV_JUMP:
+            kind, card = HIST_JUMP, b
+            played_by_stack_or_jump = True
+        elif event == EV_SWAP:
+            kind, value = HIST_SWAP, b
+        elif event == EV_ROTATE:
+            kind, actor, value = HIST_ROTATE, -1, 1 if a > 0 else 2
+        else:
+            continue
+        at = (history_count[g] & (HISTORY_LENGTH - 1)) * HISTORY_ENTRY
+        seat_valued = kind == HIST_CATCH or kind == HIST_PASS or kind == HIST_SWAP  # SEAT_VALUED_KINDS
+        for viewer in range(num_players):  # seats counted to the viewer's left, by a compare (no division)
+            actor_left = actor - viewer + (num_players if actor < viewer else 0)
+            value_left = value - viewer + (num_players if value < viewer else 0)
+            for copy in range(at, 2 * HISTORY_LENGTH * HISTORY_ENTRY, HISTORY_LENGTH * HISTORY_ENTRY):
+                history[g, viewer, copy] = kind
+                history[g, viewer, copy + 1] = 0 if actor < 0 else 1 + actor_left
+                history[g, viewer, copy + 2] = card + 1
+                history[g, viewer, copy + 3] = 1 + value_left if seat_valued else value
+        history_count[g] += 1
+        if kind == HIST_DRAW:
+            open_draw = at
+        elif kind != HIST_RESHUFFLE:
+            open_draw = -1
+
+
+@leaf
+def prefetch_history_slot(history, history_count, g):
+    """Start loading where game g's next history event goes in every seat's ring (both copies): the step writes
+    them, each game's far from the last."""
+    at = (history_count[g] & (HISTORY_LENGTH - 1)) * HISTORY_ENTRY
+    rings = history[g]
+    for viewer in range(rings.shape[0]):
+        prefetch(rings, viewer * rings.shape[1] + at)
+        prefetch(rings, viewer * rings.shape[1] + at + HISTORY_LENGTH * HISTORY_ENTRY)
+
+
+@leaf
 def next_seat(s, p, g, seat):
     return (seat + s.direction[g]) % p.num_players
 
@@ -467,7 +595,7 @@ def top_card(s, g):
 
 # The two helpers below take single arrays and scalars, not the EngineState
 # record: they run once per card in the hottest loops, and a call passing the
-# record passes every field of its 33 arrays as separate arguments.
+# record passes every field of its 40 arrays as separate arguments.
 
 
 @jit
@@ -946,6 +1074,8 @@ def deal_round(s, p, g):
     s.pending_draw[g] = 0
     s.jump_next[g] = -1
     s.hands_swapped[g] = False
+    s.history[g, :, :] = 0
+    s.history_count[g] = 0
     dealer = s.dealer[g]
     dealt = 7 * P
     for i in range(dealt):
@@ -1289,6 +1419,7 @@ def reset_games(s, p, games, decks, dealers):
         g = games[i]
         s.event_count[g] = 0
         start_match(s, p, g, decks[i], decks[i, 0] >= 0, dealers[i])
+        record_history(s.events, s.event_count, s.history, s.history_count, g)
 
 
 @leaf
@@ -1348,6 +1479,7 @@ def observe_games(s, p, seats, out):
         if later < out.shape[0] and seats[later] >= 0:
             prefetch_all(s.hands[later, seats[later]])
             prefetch_all(s.revealed[later, seats[later]])
+            prefetch_all(s.history[later, seats[later]])
         out[g, :] = 0
         if seats[g] >= 0:
             observe_one(s, p, g, seats[g], out[g])
@@ -1370,9 +1502,10 @@ def copy_cards(destination, source):
 
 
 @leaf
-def observe_one(s, p, g, seat, row):
+def observe_one(s, p, g, seat, row, with_history=True):
     """Write into row (zeroed) what seat knows of game g, in the order of
-    encoding.observation_layout."""
+    encoding.observation_layout. with_history=False leaves the round's history (the last field) zeros, for
+    readers that never look at it (the compiled rollouts' heuristic)."""
     seat = int(seat)
     P = p.num_players
     others = P - 1
@@ -1439,6 +1572,23 @@ def observe_one(s, p, g, seat, row):
     row[at + 8] = p.seven_zero
     row[at + 9] = p.draw_until_playable
     row[at + 10] = p.forced_play
+    if with_history:  # Version 4: the round's public history
+        write_history(s.history, s.history_count, g, seat, row[at + 11:])
+
+
+@leaf
+def write_history(history, history_count, g, seat, out):
+    """out[:HISTORY_LENGTH * HISTORY_ENTRY] := game g's history as seat sees it (HISTORY_LENGTH above): a window of
+    its doubled ring, already in its codes, that starts at the oldest of the last HISTORY_LENGTH events."""
+    start = (history_count[g] & (HISTORY_LENGTH - 1)) * HISTORY_ENTRY
+    copy_history(out[0:HISTORY_LENGTH * HISTORY_ENTRY], history[g, seat, start:start + HISTORY_LENGTH * HISTORY_ENTRY])
+
+
+@leaf
+def copy_history(destination, source):
+    """destination[:] = source for a history's entries, a loop of constant length over views (see copy_cards)."""
+    for i in range(HISTORY_LENGTH * HISTORY_ENTRY):
+        destination[i] = source[i]
 
 
 # ---------------------------------------------------------------- the step
@@ -1469,6 +1619,8 @@ def step_games(s, p, actions, rewards, terminated, truncated, auto_reset, bad, a
     for g in range(actions.shape[0]):
         if p.seven_zero == 1:
             prefetch_hands_moved(s, actions, g + PREFETCH_AHEAD)
+        if g + PREFETCH_AHEAD < actions.shape[0]:
+            prefetch_history_slot(s.history, s.history_count, g + PREFETCH_AHEAD)
         action = actions[g]
         rewards[g, :] = 0.0
         terminated[g] = False
@@ -1491,6 +1643,7 @@ def step_games(s, p, actions, rewards, terminated, truncated, auto_reset, bad, a
             log_event(s, g, EV_TRUNCATED, 0, 0, 0)
         if (terminated[g] or truncated[g]) and auto_reset:
             start_match(s, p, g, s.round_deck[g], False, -1)
+        record_history(s.events, s.event_count, s.history, s.history_count, g)
     if observe:
         legal_mask_games(s, p, masks)
         observe_games(s, p, s.current_player, observations)

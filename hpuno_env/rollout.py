@@ -90,7 +90,7 @@ def choose(s, p, g, policy, weights, mask, row, noise, scratch):
     if only >= 0:  # one legal action: the heuristic's choice whatever it scores (no tie-break drawn)
         return only
     row[:] = 0
-    kernel.observe_one(s, p, g, s.current_player[g], row)
+    kernel.observe_one(s, p, g, s.current_player[g], row, False)
     for action in range(NUM_ACTIONS):
         noise[action] = _uniform_float(s, g) * F32(0.01) if mask[action] else F32(0.0)
     return heuristic_action(row, mask, p.num_players, weights, noise, scratch)

@@ -2,7 +2,8 @@
 
 A network that reads it can play at any table, 2 to 10 players, under any
 rules. ``universal_layout()`` is its name -> slice map: first every field of
-``observation_layout(10)`` in the same order, each per-seat field with room
+``observation_layout(10)`` of layout ``UNIVERSAL_BASE_VERSION`` (3; the round's
+history, which layout 4 appended, is left out) in the same order, each per-seat field with room
 for nine other seats (the per-count observation's other seats fill the first
 ``num_players - 1`` blocks, in the same turn order to the left; the blocks of
 seats the table lacks stay zero), then what the per-count observation leaves
@@ -26,14 +27,20 @@ import numpy as np
 
 from ._checks import check_int_array
 from .cards import COLORS
-from .encoding import OBS_DTYPE, OBSERVATION_VERSION, observation_layout, observation_scale, observation_size
+from .encoding import FIELDS_ADDED_IN_VERSION, OBS_DTYPE, observation_layout, observation_scale, observation_size
 from .options import MAX_PLAYERS, MIN_PLAYERS, UNO_CATCH_MODES, RulesOptions, check_num_players
 
-# The universal layout's version, stored in the agent files that read it. It is built on observation layout
-# OBSERVATION_VERSION: bump it whenever that version or any field below changes.
+# The universal layout's version, stored in the agent files that read it. It is built on the fields of
+# observation layout UNIVERSAL_BASE_VERSION (the fields later versions appended are not in it): bump it whenever
+# that base or any field below changes.
 UNIVERSAL_VERSION = 1
-UNIVERSAL_BASE_VERSION = OBSERVATION_VERSION
+UNIVERSAL_BASE_VERSION = 3
 MAX_OTHERS = MAX_PLAYERS - 1
+# The per-count observation's fields that the universal one holds: those of its base version.
+_BASE_FIELDS = tuple(
+    name for name in observation_layout(MAX_PLAYERS)
+    if not any(version > UNIVERSAL_BASE_VERSION and name in names for version, names in FIELDS_ADDED_IN_VERSION.items())
+)
 
 # The fields after observation_layout(10)'s, with their sizes.
 _TABLE_FIELDS = (
@@ -49,7 +56,7 @@ _TABLE_FIELDS = (
 
 @functools.cache
 def _layout() -> dict[str, slice]:
-    layout = dict(observation_layout(MAX_PLAYERS))
+    layout = {name: piece for name, piece in observation_layout(MAX_PLAYERS).items() if name in _BASE_FIELDS}
     start = max(piece.stop for piece in layout.values())
     for name, size in _TABLE_FIELDS:
         layout[name] = slice(start, start + size)
@@ -68,16 +75,18 @@ def universal_size() -> int:
 
 @functools.cache
 def universal_positions(num_players: int) -> np.ndarray:
-    """(observation_size(num_players),) int64: where each entry of the per-count observation lands in the universal one.
+    """(observation_size(num_players),) int64: where each entry of the per-count observation lands in the universal one
+    (-1: a field of a later layout than the universal one's base, left out).
 
     A field of fixed size lands whole; a per-seat field (a block per other seat, seats in turn order) lands in the
     first ``num_players - 1`` blocks of its nine."""
     num_players = check_num_players(num_players)
     universal = _layout()
-    positions = np.empty(observation_size(num_players), np.int64)
+    positions = np.full(observation_size(num_players), -1, np.int64)
     for name, piece in observation_layout(num_players).items():
-        start = universal[name].start
-        positions[piece] = np.arange(start, start + piece.stop - piece.start)
+        if name in universal:
+            start = universal[name].start
+            positions[piece] = np.arange(start, start + piece.stop - piece.start)
     positions.flags.writeable = False
     return positions
 
@@ -151,13 +160,16 @@ def _runs(num_players: int) -> tuple[tuple[int, int, int], ...]:
     positions = universal_positions(num_players)
     breaks = np.flatnonzero(np.diff(positions) != 1) + 1
     starts, stops = np.r_[0, breaks], np.r_[breaks, len(positions)]
-    return tuple((int(start), int(stop), int(positions[start])) for start, stop in zip(starts, stops, strict=True))
+    return tuple((int(start), int(stop), int(positions[start])) for start, stop in zip(starts, stops, strict=True)
+                 if positions[start] >= 0)
 
 
 def universal_scale() -> np.ndarray:
     """(universal_size(),) float32: ``observation_scale`` for the universal layout (each field scaled as in the
     per-count layout, the table fields as flags, ``uno_penalty`` by 4)."""
     scale = np.ones(universal_size(), np.float32)
-    scale[: observation_size(MAX_PLAYERS)] = observation_scale(MAX_PLAYERS)
+    positions = universal_positions(MAX_PLAYERS)
+    kept = positions >= 0
+    scale[positions[kept]] = observation_scale(MAX_PLAYERS)[kept]
     scale[_layout()["uno_penalty"]] = 1.0 / 4
     return scale

@@ -37,7 +37,22 @@ import numpy as np
 
 from .cards import CARD_COLOR, CARD_RANK, DECK_SIZE, FULL_DECK, NUM_CARD_TYPES, SORTING_HAT, WILD, WILD_DRAW4
 from .encoding import observation_layout
-from .kernel import CATCH_PHASE, CHALLENGE_PHASE, COLOR, DRAWN, JUMP_PHASE, OVER, PLAY, STACK_PHASE, TARGET, EngineState
+from .kernel import (
+    CATCH_PHASE,
+    CHALLENGE_PHASE,
+    COLOR,
+    DRAWN,
+    HISTORY_ENTRY,
+    HISTORY_LENGTH,
+    JUMP_PHASE,
+    NUM_HISTORY_KINDS,
+    OVER,
+    PLAY,
+    SEAT_VALUED_KINDS,
+    STACK_PHASE,
+    TARGET,
+    EngineState,
+)
 
 
 class _Deal:
@@ -232,6 +247,8 @@ PUBLIC = (
     "catch_offender", "revealed_seen", "lacks_color", "chose_color", "scores", "dealer", "round_number", "turns",
     # house rules: the pending draw, the seat whose turn follows a jump window, a Seven or Zero this turn
     "pending_draw", "jump_next", "hands_swapped",
+    # the round's public history: what every seat saw happen (kernel.HISTORY_LENGTH), no drawn card in it
+    "history", "history_count",
 )
 
 
@@ -319,6 +336,7 @@ def write_view(target: EngineState, slot: int, observation: np.ndarray, num_play
     _write_turn(target, g, view, phase, top, len(discards), previous, seat_of)
     target.round_number[g] = 1
     _place_unseen_cards(target, g, view, seat_of, deck_copies)
+    _write_history(target, g, view["history"], P)
     color = int(target.wd4_prev_color[g])
     if target.wd4_player[g] >= 0 and color >= 0:
         target.wd4_guilty[g] = target.hands[g, previous, color * 13:color * 13 + 13].sum() > 0
@@ -408,6 +426,29 @@ def _write_turn(target: EngineState, g: int, view: dict, phase: int, top: int, n
         target.turn_card[g] = top
     elif phase != PLAY:  # pragma: no cover - the phases above are all there are
         raise ValueError(f"observation: unknown phase {phase}")
+
+
+def _write_history(target: EngineState, g: int, shown: np.ndarray, num_players: int) -> None:
+    """The round's history from the view's (the last events, oldest first, seats counted to the viewer's left), in
+    every seat's codes: the viewer is seat 0, so a seat's code in the view (1 + its seat counted to the left) is
+    1 + its seat. ValueError for entries no game shows."""
+    entries = shown.reshape(HISTORY_LENGTH, HISTORY_ENTRY)
+    count = HISTORY_LENGTH - int(np.argmax(entries[:, 0] > 0)) if (entries[:, 0] > 0).any() else 0
+    kind, actor, card, value = entries[HISTORY_LENGTH - count:].T
+    seat_valued = np.isin(kind, SEAT_VALUED_KINDS)
+    if ((entries[:HISTORY_LENGTH - count] != 0).any() or (kind == 0).any() or (kind > NUM_HISTORY_KINDS).any()
+            or (actor > num_players).any() or (card > NUM_CARD_TYPES).any()
+            or (seat_valued & ((value < 1) | (value > num_players))).any()):
+        raise ValueError("observation: its history has entries no game shows (a kind, seat or card out of range, "
+                         "or an empty slot after an event)")
+    target.history[g] = 0
+    for viewer in range(num_players):
+        ring = target.history[g, viewer].reshape(2, HISTORY_LENGTH, HISTORY_ENTRY)  # written twice (kernel.py)
+        ring[:, :count, 0] = kind
+        ring[:, :count, 1] = np.where(actor > 0, 1 + (actor - 1 - viewer) % num_players, 0)
+        ring[:, :count, 2] = card
+        ring[:, :count, 3] = np.where(seat_valued, 1 + (value - 1 - viewer) % num_players, value)
+    target.history_count[g] = count
 
 
 def _place_unseen_cards(target: EngineState, g: int, view: dict, seat_of: list[int], deck_copies: np.ndarray) -> None:

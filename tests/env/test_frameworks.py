@@ -55,7 +55,7 @@ def test_flat_env_observes_a_box_and_keeps_the_mask_in_infos():
 def test_supersuit_wraps_the_flat_env():
     found = run_docs_block("import supersuit")
     env, returns = found["env"], found["returns"]
-    assert found["observation"].shape == (2 * 318,) and found["observation"].dtype == np.float32
+    assert found["observation"].shape == (2 * 574,) and found["observation"].dtype == np.float32
     assert 0.0 <= found["observation"].min() and found["observation"].max() <= 1.0
     assert sorted(returns.values()) == [-1.0, 1.0], "the round's result, credited to both seats"
     api_test(env, num_cycles=60)

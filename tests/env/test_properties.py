@@ -42,6 +42,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
+from history_model import HistoryModel
 
 from hpuno_env import ACTION_LABELS, CARD_LABELS, VectorEngine
 from hpuno_env import kernel
@@ -668,9 +669,10 @@ def test_observe_rejects_seats_outside_the_table():
     assert (engine.observe(np.array([-1, 2]))[0] == 0).all()
 
 
-def expected_observation(engine: VectorEngine, g: int, seat: int) -> dict[str, np.ndarray]:
+def expected_observation(engine: VectorEngine, g: int, seat: int, history: HistoryModel) -> dict[str, np.ndarray]:
     """Every field of the observation of `seat` in game g, from the state arrays and the
-    observation table (README / encoding.observation_layout), field by field."""
+    observation table (README / encoding.observation_layout), field by field; the round's
+    history from ``history``, the game's model fed every step's events."""
     s, P = engine.state, engine.num_players
     target = engine.options.target_score
     others = [(seat + k) % P for k in range(1, P)]  # turn order to the left
@@ -710,6 +712,7 @@ def expected_observation(engine: VectorEngine, g: int, seat: int) -> dict[str, n
             int(opts.stacking in ("draw4", "both", "mixed")), int(opts.stacking == "mixed"),
             int(opts.jump_in), int(opts.seven_zero), int(opts.draw_until_playable), int(opts.forced_play),
         ]),
+        "history": history.view(seat),
     }
 
 
@@ -724,19 +727,24 @@ def test_every_observation_field_matches_the_state(num_players, rules):
     engine.reset()
     rng = np.random.default_rng(num_players)
     layout = engine.observation_layout
-    assert list(layout) == list(expected_observation(engine, 0, 0))
+    histories = [HistoryModel(num_players) for _ in range(engine.num_games)]
+    for g, history in enumerate(histories):
+        history.after_step(engine.events(g))
+    assert list(layout) == list(expected_observation(engine, 0, 0, histories[0]))
     seen_phases, seen_revealed = set(), False
     for step in range(300):
         mask = engine.legal_mask()
         for seats in (engine.current_player.astype(np.int64), (engine.current_player.astype(np.int64) + 1) % num_players):
             observations = engine.observe(seats)
             for g in range(engine.num_games):
-                expected = expected_observation(engine, g, int(seats[g]))
+                expected = expected_observation(engine, g, int(seats[g]), histories[g])
                 for name, part in layout.items():
                     np.testing.assert_array_equal(observations[g, part], expected[name], err_msg=f"step {step}, game {g}, seat {seats[g]}: {name}")
                 seen_phases.add(int(engine.state.phase[g]))
                 seen_revealed |= bool(engine.state.revealed_seen[g].any())
         engine.step(choose_actions(mask, rng, bias=0.7))
+        for g, history in enumerate(histories):
+            history.after_step(engine.events(g))
     # the play reached the phases whose fields are otherwise all zeros
     assert {kernel.DRAWN, kernel.COLOR, kernel.CHALLENGE_PHASE, kernel.CATCH_PHASE} <= seen_phases
     if rules:

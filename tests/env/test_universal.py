@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from hpuno_env import VectorEngine
 from hpuno_env.cards import COLORS
-from hpuno_env.encoding import observation_layout, observation_size
+from hpuno_env.encoding import FIELDS_ADDED_IN_VERSION, observation_layout, observation_size, observation_size_in_version
 from hpuno_env.mixture_env import HeuristicPolicy, HPUnoMixtureVecEnv, MixtureTable
 from hpuno_env.options import UNO_CATCH_MODES
 from hpuno_env.seat_batch import UniformRandomPolicy
@@ -60,21 +60,28 @@ def random_positions(num_players: int, rules: dict, seed: int, steps: int, games
     return engine
 
 
+# The fields of ten players' observation in layout 3, the universal layout's base: it never holds a later field.
+BASE = [name for name in observation_layout(10) if name not in FIELDS_ADDED_IN_VERSION[4]]
+
+
 def test_the_layout_is_ten_players_then_the_table_fields():
     layout, ten = universal_layout(), observation_layout(10)
-    assert list(layout) == list(ten) + TABLE_FIELDS
-    assert all(layout[name] == piece for name, piece in ten.items())
-    assert universal_size() == max(piece.stop for piece in layout.values()) == observation_size(10) + sum(
+    assert list(layout) == BASE + TABLE_FIELDS
+    assert all(layout[name] == ten[name] for name in BASE)
+    base_size = observation_size_in_version(10, 3)
+    assert universal_size() == max(piece.stop for piece in layout.values()) == base_size + sum(
         layout[name].stop - layout[name].start for name in TABLE_FIELDS)
     assert universal_scale().shape == (universal_size(),)
-    assert (universal_scale()[: observation_size(10)] == __import__("hpuno_env").encoding.observation_scale(10)).all()
+    assert (universal_scale()[:base_size] == __import__("hpuno_env").encoding.observation_scale(10)[:base_size]).all()
 
 
 @pytest.mark.parametrize("num_players", range(2, 11))
 def test_positions_are_one_to_one_and_in_order(num_players):
     positions = universal_positions(num_players)
     assert positions.shape == (observation_size(num_players),)
-    assert (np.diff(positions) > 0).all() and positions[-1] < observation_size(10)
+    kept = positions[: observation_size_in_version(num_players, 3)]
+    assert (np.diff(kept) > 0).all() and kept[-1] < observation_size_in_version(10, 3)
+    assert (positions[len(kept):] == -1).all()  # the history: not in the universal layout
 
 
 @settings(**SETTINGS)
@@ -87,12 +94,15 @@ def test_every_field_lands_where_documented(num_players, rules, seed, steps):
         universal = universal_observation(observations, num_players, rules)
         assert universal.shape == (engine.num_games, universal_size()) and universal.dtype == np.int8
         for name, piece in per_count.items():
+            if name not in layout:
+                continue
             field, size = universal[:, layout[name]], piece.stop - piece.start
             np.testing.assert_array_equal(field[:, :size], observations[:, piece], err_msg=name)
             # A per-seat field has nine seats' blocks: those of seats the table lacks are zero.
             assert not field[:, size:].any(), f"{name}: padded seats are not zero"
         check_table_fields(universal, num_players, rules)
-        assert universal.astype(np.int64).sum() == observations.astype(np.int64).sum() + table_sum(num_players, rules) * len(universal)
+        history = observations[:, per_count["history"]].astype(np.int64).sum()
+        assert universal.astype(np.int64).sum() == observations.astype(np.int64).sum() - history + table_sum(num_players, rules) * len(universal)
 
 
 def table_sum(num_players: int, rules: dict) -> int:
@@ -129,7 +139,7 @@ def test_the_default_rules_and_a_rules_options_object_give_the_same_row(num_play
 
 def test_bad_input_is_refused():
     observations = random_positions(3, {}, 0, 0).observe()
-    with pytest.raises(ValueError, match=r"shape \(N, 454\) for 4 players, got \(16, 386\)"):
+    with pytest.raises(ValueError, match=r"shape \(N, 710\) for 4 players, got \(16, 642\)"):
         universal_observation(observations, 4)
     with pytest.raises(ValueError, match="unknown rules option"):
         universal_observation(observations, 3, {"colour": "red"})

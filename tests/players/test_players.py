@@ -35,18 +35,18 @@ def test_available_and_bad_names():
 def test_act_rejects_bad_batches():
     policy = agents.load("random", num_players=2)
     with pytest.raises(ValueError, match="action_masks"):
-        policy.act(np.zeros((3, 318)), np.ones((3, 74), bool))
+        policy.act(np.zeros((3, 574)), np.ones((3, 74), bool))
     with pytest.raises(ValueError, match="no legal action"):
-        policy.act(np.zeros((2, 318)), np.zeros((2, 75), bool))
+        policy.act(np.zeros((2, 574)), np.zeros((2, 75), bool))
 
 
 @pytest.mark.parametrize("name", ["random", "random-play", "heuristic", "heuristic-v0"])
 def test_act_refuses_observations_of_another_player_count(name):
-    """A 2-player agent handed 4-player observations (width 454, not 318) must not guess."""
+    """A 2-player agent handed 4-player observations (width 710, not 574) must not guess."""
     policy = agents.load(name, num_players=2, seed=0)
     engine = VectorEngine(num_games=3, num_players=4, seed=0)
     engine.reset()
-    with pytest.raises(ValueError, match=r"observations have width 454.*2-player.*318"):
+    with pytest.raises(ValueError, match=r"observations have width 710.*2-player.*574"):
         policy.act(engine.observe(), engine.legal_mask())
 
 

@@ -127,7 +127,7 @@ def test_describe_shows_the_metadata(model, tmp_path):
     assert described["observation"]["version"] == OBSERVATION_VERSION and described["observation"]["size"] == observation_size(2)
     assert described["rules_options"]["uno_penalty"] == 4 and described["rules_options"]["target_score"] == 500
     assert described["network"] == {
-        "input_size": 318, "hidden_sizes": [64, 64], "activation": "tanh", "num_actions": 75,
+        "input_size": 574, "hidden_sizes": [64, 64], "activation": "tanh", "num_actions": 75,
         "source": "sb3-contrib MaskablePPO MlpPolicy actor: mlp_extractor.policy_net + action_net",
     }
     assert described["training"] == {"command": "python train.py --seed 3", "config": {"envs": 128}, "timesteps": 0, "algorithm": "MaskablePPO"}
@@ -136,7 +136,7 @@ def test_describe_shows_the_metadata(model, tmp_path):
     assert described["created"].endswith("+00:00") and described["package_version"]
     described["num_players"] = 4  # a copy: the agent keeps its own
     assert agent.describe()["num_players"] == 2
-    assert "2 players" in repr(agent) and "318-64-64-75 tanh" in repr(agent) and "greedy" in repr(agent)
+    assert "2 players" in repr(agent) and "574-64-64-75 tanh" in repr(agent) and "greedy" in repr(agent)
 
 
 def test_shipped_agent_is_a_safetensors_file_for_two_players():
@@ -322,7 +322,7 @@ def test_export_refuses_architectures_it_cannot_rebuild(tmp_path, policy_kwargs,
 
 def test_export_refuses_bad_arguments_and_writes_nothing(model, tmp_path):
     path = tmp_path / "agent.safetensors"
-    with pytest.raises(ValueError, match="3-player observations are a Box of shape \\(386,\\)"):
+    with pytest.raises(ValueError, match="3-player observations are a Box of shape \\(642,\\)"):
         export(model, path, num_players=3)
     with pytest.raises(ValueError, match="must end with '.safetensors'"):
         export(model, tmp_path / "agent.zip", num_players=2)
@@ -396,3 +396,29 @@ def test_export_command_refuses_bad_input_before_writing(model, tmp_path, capsys
         export_cli.main([argument.format(**{key: str(value) for key, value in paths.items()}) for argument in arguments])
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
     assert not paths["out"].exists() and not paths["txt"].exists()
+
+
+@pytest.mark.parametrize("name", sorted(agents.players.SHIPPED))
+def test_every_shipped_agent_reads_the_layout_it_was_trained_on(name):
+    """Observations of today's layout, with the fields appended since the agent's layout scrambled, get the
+    same actions: an agent reads the prefix its layout had (a universal agent, the fields of its base)."""
+    from agents.players.trained import is_universal
+    from hpuno_env import VectorEngine
+    from hpuno_env.encoding import observation_size_in_version
+    from hpuno_env.universal import UNIVERSAL_BASE_VERSION
+
+    agent = agents.load(name, num_players=2 if "4p" not in name else 4, seed=0)
+    num_players = agent.num_players
+    engine = VectorEngine(num_games=64, num_players=num_players, seed=1)
+    engine.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        masks = engine.legal_mask()
+        engine.step((rng.random(masks.shape) * masks).argmax(axis=1))
+    observations, masks = engine.observe(), engine.legal_mask()
+    version = UNIVERSAL_BASE_VERSION if is_universal(agent.describe()) else agent.describe()["observation"]["version"]
+    prefix = observation_size_in_version(num_players, version)
+    assert observations[:, prefix:].any()  # the round's history is there to be misread
+    scrambled = observations.copy()
+    scrambled[:, prefix:] = rng.integers(0, 100, scrambled[:, prefix:].shape)
+    np.testing.assert_array_equal(agent.act(observations, masks), agent.act(scrambled, masks))
