@@ -1,6 +1,6 @@
 """The import graph: ``hpuno_env`` never imports ``agents``, and ``agents/`` is in rooms, each importing only the rooms
 below it (players < evaluation < training < studies < the front: ``agents/__init__``, ``play``, the ``arena``, the
-stable paths ``evaluate`` and ``exploit``), with no cycle between modules. Read from the source, so a lazy import inside a function
+stable paths ``belief``, ``evaluate`` and ``exploit``), with no cycle between modules. Read from the source, so a lazy import inside a function
 counts as much as one at the top."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_the_rooms_exist_and_every_module_of_agents_is_in_one_or_the_front():
     assert {room(name) for name in modules} == {0, 1, 2, 3, 4, FRONT}
     front = sorted(name for name in modules if room(name) == FRONT)
     front_rooms = sorted({name if name == "agents" else ".".join(name.split(".")[:2]) for name in front})
-    assert front_rooms == ["agents", "agents.arena", "agents.evaluate", "agents.exploit", "agents.play"]
+    assert front_rooms == ["agents", "agents.arena", "agents.belief", "agents.evaluate", "agents.exploit", "agents.play"]
 
 
 def test_nothing_outside_the_arena_imports_it():

@@ -196,8 +196,10 @@ def test_non_editable_install_runs_the_console_scripts_from_another_folder(tmp_p
         assert result.returncode == 0 and "usage:" in result.stdout, (script, result.stderr[-2000:])
     probe = ("import agents, hpuno_env, pathlib; print(hpuno_env.__file__); "
              "print(all((pathlib.Path(p.__file__).parent / 'py.typed').is_file() for p in (agents, hpuno_env))); "
-             "print(agents.load('ppo_2p', 2).describe()['num_players'])")
+             "print(agents.load('ppo_2p', 2).describe()['num_players']); "
+             "from agents.belief import load_belief; print(type(load_belief(2)).__name__, type(load_belief(6)).__name__)")
     result = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, cwd=elsewhere, env=environment, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    location, typed, players = result.stdout.split()
+    location, typed, players, belief_2p, belief_6p = result.stdout.split()
     assert location.startswith(site) and typed == "True" and players == "2"
+    assert belief_2p == belief_6p == "LearnedBelief"  # the belief files came with the install

@@ -263,52 +263,67 @@ MAX_PARAMETERS = 64_000_000  # 256 MB of float32
 
 
 def _read_agent_file(path: str, num_players: int) -> tuple[dict, dict]:
-    """(metadata, tensors) of an agent file for num_players, everything checked before it is read or built.
+    """(metadata, tensors) of an agent file for num_players, everything checked before it is read or built."""
+    def expected_tensors(metadata: dict) -> dict:
+        _check_metadata(metadata, path, num_players)
+        return _network_shapes(metadata["network"])
+
+    return read_checked_safetensors(path, "agent", METADATA_KEY, expected_tensors)
+
+
+def read_checked_safetensors(path: str, kind: str, metadata_key: str, expected_tensors) -> tuple[dict, dict]:
+    """(metadata, tensors) of an hpuno ``kind`` file ("agent", "belief"), a safetensors file whose header's
+    ``__metadata__[metadata_key]`` is a JSON document; ``expected_tensors(metadata)`` checks that document (a
+    ValueError naming what is wrong) and returns the float32 tensor shapes it describes.
 
     Only the 8-byte size and the JSON header are read first; the metadata is checked, the header's tensor
     shapes are compared with the network it describes, and only then are the tensor bytes (bounded by that
     network's size) read and parsed as safetensors. Nothing is unpickled."""
-    with open_regular_file(path, "agent file", MAX_FILE_BYTES) as file:
+    with open_regular_file(path, f"{kind} file", MAX_FILE_BYTES) as file:
         file_size = os.fstat(file.fileno()).st_size
         prefix = file.read(9)
-        _refuse_other_formats(prefix, path, file_size)
+        _refuse_other_formats(prefix, path, file_size, kind)
         header_size = int.from_bytes(prefix[:8], "little")
         if header_size < 2:
             raise ValueError(f"{path!r} is corrupt: its header claims {header_size} bytes")
         if header_size > MAX_HEADER_BYTES:
-            raise ValueError(f"{path!r} is corrupt: its header claims {header_size:,} bytes, more than the {MAX_HEADER_BYTES:,} an agent file's may have")
+            raise ValueError(f"{path!r} is corrupt: its header claims {header_size:,} bytes, more than the {MAX_HEADER_BYTES:,} an {kind} file's may have")
         header_bytes = prefix[8:] + file.read(header_size - 1)
         header = parse_json(header_bytes, f"{path!r} (its safetensors header)")
         stored = header.get("__metadata__") if isinstance(header, dict) else None
-        if not isinstance(stored, dict) or METADATA_KEY not in stored:
-            raise ValueError(f"{path!r} is a {FILE_SUFFIX} file but not an hpuno agent (no {METADATA_KEY!r} metadata)")
-        if not isinstance(stored[METADATA_KEY], str):
-            raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not a JSON string")
-        metadata = parse_json(stored[METADATA_KEY], f"{path!r} (its {METADATA_KEY!r} metadata)")
+        if not isinstance(stored, dict) or metadata_key not in stored:
+            raise ValueError(f"{path!r} is a {FILE_SUFFIX} file but not an hpuno {kind} (no {metadata_key!r} metadata)")
+        if not isinstance(stored[metadata_key], str):
+            raise ValueError(f"{path!r} is corrupt: its {metadata_key!r} metadata is not a JSON string")
+        metadata = parse_json(stored[metadata_key], f"{path!r} (its {metadata_key!r} metadata)")
         if not isinstance(metadata, dict):
-            raise ValueError(f"{path!r} is corrupt: its {METADATA_KEY!r} metadata is not a JSON object")
-        _check_metadata(metadata, path, num_players)
-        data_size = _check_header_tensors(header, _network_shapes(metadata["network"]), path, file_size - 8 - header_size)
+            raise ValueError(f"{path!r} is corrupt: its {metadata_key!r} metadata is not a JSON object")
+        data_size = _check_header_tensors(header, expected_tensors(metadata), path, file_size - 8 - header_size)
         data = file.read(data_size)
     try:
         tensors = safetensors.torch.load(prefix[:8] + header_bytes + data)
     except Exception as error:  # safetensors' own error for bad offsets, dtypes or sizes: a damaged file
         raise ValueError(f"{path!r} is corrupt or truncated: {type(error).__name__}: {str(error)[:200]}") from error
+    for name, tensor in tensors.items():
+        if not bool(torch.isfinite(tensor).all()):
+            raise ValueError(f"{path!r} is corrupt: tensor {name!r} holds NaN or infinite values")
     return metadata, tensors
 
 
-def _refuse_other_formats(prefix: bytes, path: str, file_size: int) -> None:
+def _refuse_other_formats(prefix: bytes, path: str, file_size: int, kind: str = "agent") -> None:
     """ValueError for a zip archive, a pickle, or a file too short or too damaged to hold a safetensors header.
 
     A safetensors file is an 8-byte little-endian header size, then that many
     bytes of JSON starting with "{". Zip archives (SB3 checkpoints, torch.save
     files) and pickles are named as such, from their first bytes only.
     """
+    only = f"hpuno-env only reads {FILE_SUFFIX} {kind} files"
+    export_hint = (f". To turn your own checkpoint into one: {EXPORT_COMMAND} (see python -m agents.training.export --help)"
+                   if kind == "agent" else "")
     if prefix[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         raise ValueError(
             f"{path!r} is a zip archive (an SB3 checkpoint .zip or a torch.save file), which holds pickled objects that "
-            f"could run code; agents.load only reads {FILE_SUFFIX} agent files. To turn your own checkpoint into one: "
-            f"{EXPORT_COMMAND} (see python -m agents.training.export --help)"
+            f"could run code; {only}{export_hint}"
         )
     header_size = int.from_bytes(prefix[:8], "little") if len(prefix) >= 8 else -1
     if len(prefix) > 8 and prefix[8:9] == b"{":
@@ -316,11 +331,8 @@ def _refuse_other_formats(prefix: bytes, path: str, file_size: int) -> None:
             raise ValueError(f"{path!r} is truncated: its header claims {header_size} bytes, the file has {file_size - 8} after the size")
         return
     if len(prefix) >= 2 and prefix[0] == 0x80 and 2 <= prefix[1] <= 5:
-        raise ValueError(
-            f"{path!r} is a Python pickle (e.g. a torch.save file), which could run code and is never unpickled; "
-            f"agents.load only reads {FILE_SUFFIX} agent files (made by agents.training.agent_file.export or {EXPORT_COMMAND})"
-        )
-    raise ValueError(f"{path!r} is not an agent file ({FILE_SUFFIX}): it does not start with a safetensors header")
+        raise ValueError(f"{path!r} is a Python pickle (e.g. a torch.save file), which could run code and is never unpickled; {only}")
+    raise ValueError(f"{path!r} is not an {kind} file ({FILE_SUFFIX}): it does not start with a safetensors header")
 
 
 def _check_metadata(metadata: dict, path: str, num_players: int) -> None:
@@ -448,8 +460,6 @@ def _network_from_file(metadata: dict, tensors: dict, path: str) -> ActorNetwork
     for name, tensor in tensors.items():
         if tensor.dtype != torch.float32:
             raise ValueError(f"{path!r} is corrupt: tensor {name!r} is {tensor.dtype}, expected float32")
-        if not bool(torch.isfinite(tensor).all()):
-            raise ValueError(f"{path!r} is corrupt: tensor {name!r} holds NaN or infinite values")
     network = ActorNetwork.build(network_info["input_size"], network_info["hidden_sizes"], network_info["activation"], network_info["num_actions"])
     network.load_state_dict(tensors, strict=True)
     return network.eval()
