@@ -5,6 +5,7 @@
     python benchmarks/bench_search.py --players 2 --duplicate --rounds 2000 --worlds 64 256
     python benchmarks/bench_search.py --players 2 --blueprint ppo_2p --rollout blueprint+heuristic --duplicate --worlds 32
     python benchmarks/bench_search.py --players 2 --duplicate --evidence --rounds 2000 --worlds 64
+    python benchmarks/bench_search.py --players 2 --duplicate --belief shipped --versus-uniform --rounds 600 --worlds 32
 
 Each cell is ``agents.evaluation.rounds.win_rate``: the search player (``agents.load("search",
 blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
@@ -37,14 +38,15 @@ from agents.evaluation.rounds import win_rate
 from agents.players.search import BLUEPRINT_ROLLOUTS, COMPILED_ROLLOUTS
 
 
-def search_player(args, worlds: int):
-    """The search player of a cell: the command's blueprint, gate, rollout and evidence, ``worlds`` worlds."""
+def search_player(args, worlds: int, belief: str | None = None):
+    """The search player of a cell: the command's blueprint, gate, rollout and evidence, ``worlds`` worlds, its
+    worlds dealt from ``belief`` (None: uniform)."""
     return agents.load("search", args.players, seed=args.seed, blueprint=args.blueprint, worlds=worlds, gate=args.gate,
-                       rollout=args.rollout, evidence=args.evidence)
+                       rollout=args.rollout, evidence=args.evidence, belief=belief)
 
 
 def cell(args, worlds: int, opponent: str) -> dict:
-    player = search_player(args, worlds)
+    player = search_player(args, worlds, args.belief)
     start = time.perf_counter()
     result = win_rate(player, agents.load(opponent, args.players, seed=args.seed + 1), args.players, rounds=args.rounds, seed=args.seed)
     seconds = time.perf_counter() - start
@@ -53,22 +55,26 @@ def cell(args, worlds: int, opponent: str) -> dict:
 
 
 def duplicate_cell(args, worlds: int) -> dict:
-    """The search player against its blueprint on the same deals, the heuristic in the other seats."""
-    player = search_player(args, worlds)
+    """The search player against its blueprint on the same deals (``--versus-uniform``: against the same search
+    dealing uniform worlds), the heuristic in the other seats."""
+    player = search_player(args, worlds, args.belief)
+    reference = (search_player(args, worlds) if args.versus_uniform
+                 else agents.load(args.blueprint, args.players, seed=args.seed))
     start = time.perf_counter()
-    result = duplicate_win_rate(player, agents.load(args.blueprint, args.players, seed=args.seed),
-                                agents.load("heuristic", args.players, seed=args.seed + 1), args.players, rounds=args.rounds, seed=args.seed)
+    result = duplicate_win_rate(player, reference, agents.load("heuristic", args.players, seed=args.seed + 1),
+                                args.players, rounds=args.rounds, seed=args.seed)
     seconds = time.perf_counter() - start
     result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
     return result
 
 
 def print_duplicate_table(args) -> None:
-    print(f"# search against its blueprint in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, "
-          f"rollout {args.rollout}, evidence {args.evidence}, "
+    reference = "the same search with uniform worlds" if args.versus_uniform else "its blueprint"
+    print(f"# search against {reference} in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, "
+          f"rollout {args.rollout}, evidence {args.evidence}, belief {args.belief}, "
           f"{args.rounds} deals a cell (each played twice), the heuristic in the other seats, seed {args.seed}; "
           f"{datetime.date.today()}, {platform.machine()}")
-    print("| worlds | search [95%] | blueprint [95%] | search − blueprint (points) [95%] | ms / decision | left blueprint |")
+    print("| worlds | search [95%] | reference [95%] | search − reference (points) [95%] | ms / decision | left blueprint |")
     print("|---|---|---|---|---|---|")
     for worlds in args.worlds:
         r = duplicate_cell(args, worlds)
@@ -90,9 +96,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="who plays the worlds out (agents.players.search)")
     parser.add_argument("--evidence", action="store_true",
                         help="worlds deal a seat that drew by choice on a colour none of it (SearchAgent's evidence)")
+    parser.add_argument("--belief", default=None,
+                        help="deal the search's worlds from a belief: 'shipped', 'certain' or a belief file (SearchAgent's belief)")
+    parser.add_argument("--versus-uniform", action="store_true",
+                        help="with --duplicate --belief: the reference is the same search dealing uniform worlds, not the blueprint")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duplicate", action="store_true", help="each cell in duplicate against the blueprint (module docstring)")
     args = parser.parse_args(argv)
+    if args.versus_uniform and not (args.duplicate and args.belief):
+        parser.error("--versus-uniform compares belief worlds with uniform ones: give --duplicate and --belief")
     if args.duplicate:
         print_duplicate_table(args)
         return 0

@@ -117,6 +117,14 @@ def check_finite(value, name: str, low: float | None = None, high: float | None 
     return float(value)
 
 
+def check_weights(values, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A float64 array of ``shape`` of finite non-negative numbers, or ValueError naming ``name``."""
+    array = _as_array(values, name)
+    if array.shape != shape or array.dtype.kind not in "iuf" or not np.isfinite(array).all() or (array < 0).any():
+        raise ValueError(f"{name} must be an array of shape {shape} of finite numbers >= 0, got {_described(array)}")
+    return array.astype(np.float64)
+
+
 def check_number(value, name: str, low: float) -> float:
     """A real number (an int or a float, numpy's too; not a bool, not a string) >= low, as a float.
 

@@ -19,9 +19,9 @@ import numpy as np
 
 from . import heuristic, kernel, rollout, worlds
 from .actions import action_name
-from .cards import CARD_LABELS, COLORS, DECK_COPIES, NUM_ACTIONS, check_deck_codes, deck_from_labels
+from .cards import CARD_LABELS, COLORS, DECK_COPIES, NUM_ACTIONS, NUM_CARD_TYPES, check_deck_codes, deck_from_labels
 from .encoding import OBS_DTYPE, full_state, observation_layout, observation_size, state_size
-from ._checks import check_bool, check_index, check_indices, check_positive_int, check_seed, is_int
+from ._checks import check_bool, check_index, check_indices, check_positive_int, check_seed, check_weights, is_int
 from .options import RulesOptions, kernel_params
 
 
@@ -378,27 +378,33 @@ class VectorEngine:
         self._mark_dealt(slots)
 
     def determinize(self, game: int, count: int, viewer: int | None = None, seed: int | None = None,
-                    evidence: bool = False) -> VectorEngine:
+                    evidence: bool = False, weights=None) -> VectorEngine:
         """A new engine of ``count`` worlds of game ``game`` as ``viewer`` (a seat; default the seat to
         act) knows it: what the viewer has not seen is dealt again at random (``hpuno_env.worlds``
         says what is kept and the table ``worlds.HIDDEN`` what is redone); one seed, one set of worlds.
         ``evidence=True``: a seat that drew by choice while a colour was current is dealt none of it
-        where the unseen cards allow (right when that seat plays whenever it can, as the heuristic does)."""
+        where the unseen cards allow (right when that seat plays whenever it can, as the heuristic does).
+        ``weights`` (num_players, 55): each other seat's cards are drawn in proportion to its row's weight of their
+        kind against the draw pile (a belief's odds; ones: uniform); not with ``evidence``."""
         count = check_positive_int(count, "count")
         twin = self._fresh_like(count)
-        twin.determinize_into(np.arange(count), self, game, viewer, seed, evidence)
+        twin.determinize_into(np.arange(count), self, game, viewer, seed, evidence, weights)
         return twin
 
     def determinize_into(self, slots, source: VectorEngine, game: int, viewer: int | None = None, seed: int | None = None,
-                         evidence: bool = False) -> None:
+                         evidence: bool = False, weights=None) -> None:
         """In place: ``slots`` of this engine become worlds of ``source``'s game (``determinize``)."""
         game = int(self._source_games(source, [source._game_index(game)])[0])
         slots = self._slots_argument(slots)
         viewer = self._viewer_argument(source, game, viewer)
         seed = check_seed(seed)
         evidence = check_bool(evidence, "evidence")
+        if weights is not None:
+            weights = check_weights(weights, "weights", (self.num_players, NUM_CARD_TYPES))
+            if evidence:
+                raise ValueError("give weights or evidence=True, not both (weights say all a deal uses)")
         worlds.determinize_games(self.state, slots, source.state, game, viewer, seed, self.options.wd4_bluffing,
-                                 evidence=evidence)
+                                 evidence=evidence, weights=weights)
         self._mark_dealt(slots)
 
     def load_view(self, slot: int, observation) -> None:

@@ -65,7 +65,7 @@ class _Deal:
     first holder in seat order)."""
 
     def __init__(self, source: EngineState, game: int, viewer: int, count: int, rng: np.random.Generator, wd4_bluffing: bool,
-                 evidence: bool = False):
+                 evidence: bool = False, weights: np.ndarray | None = None):
         num_players = source.hands.shape[1]
         hands = source.hands[game].astype(np.int64)
         draw_count = int(source.draw_count[game])
@@ -107,7 +107,9 @@ class _Deal:
                 self.drawn = chosen
             others = [actor] + [seat for seat in others if seat != actor]  # its share starts at position 0
 
-        if evidence:  # a seat that drew by choice on a colour gets none of it where the unseen cards allow
+        if weights is not None:  # each seat's cards drawn with a belief's odds of each kind against the draw pile
+            _deal_by_weights(cards, others, needed, weights, 1 if must_hold is not None else 0, rng)
+        elif evidence:  # a seat that drew by choice on a colour gets none of it where the unseen cards allow
             start = 0
             for seat in others:
                 kept = 1 if must_hold is not None and seat == actor else 0  # its known card, at position 0
@@ -128,6 +130,29 @@ class _Deal:
         self.draw_pile = np.full((count, DECK_SIZE), -1, np.int64)
         self.draw_pile[:, :draw_count] = cards[:, start:start + draw_count]
         self.others = [seat for seat in range(num_players) if seat != viewer]
+
+
+def _deal_by_weights(cards: np.ndarray, others: list[int], needed: dict, weights: np.ndarray, kept: int,
+                     rng: np.random.Generator) -> None:
+    """In place, per world: the shares of ``cards`` (each seat of ``others`` in turn, from position 0) become draws
+    without replacement from the cards not dealt yet, card by card in proportion to ``weights[seat, kind]``
+    (Efraimidis-Spirakis keys: the largest ``log(u) / weight``); what is left, the draw pile, keeps its random
+    order. ``kept``: the first seat's first card is known (a drawn card, a jump's twin) and stays."""
+    pool = cards[:, kept:]
+    keys = np.log(rng.random(pool.shape))
+    taken = np.zeros(pool.shape, np.bool_)
+    dealt = []
+    for index, seat in enumerate(others):
+        take = needed[seat] - (kept if index == 0 else 0)
+        if take <= 0:
+            continue
+        weight = weights[seat][pool]
+        score = np.where(taken, -np.inf, np.where(weight > 0, keys / np.maximum(weight, 1e-300), -1e300))
+        chosen = np.argpartition(-score, take - 1, axis=1)[:, :take]
+        dealt.append(np.take_along_axis(pool, chosen, axis=1))
+        np.put_along_axis(taken, chosen, True, axis=1)
+    rest = pool[~taken].reshape(len(pool), -1)
+    cards[:, kept:] = np.concatenate([*dealt, rest], axis=1)
 
 
 def _deal_without_lacked(cards: np.ndarray, start: int, take: int, lacked: np.ndarray, rng: np.random.Generator) -> None:
@@ -282,17 +307,21 @@ def generator_words(seed, count: int) -> np.ndarray:
 
 
 def determinize_games(target: EngineState, slots: np.ndarray, source: EngineState, game: int, viewer: int, seed,
-                      wd4_bluffing: bool, hidden: dict | None = None, evidence: bool = False) -> None:
+                      wd4_bluffing: bool, hidden: dict | None = None, evidence: bool = False,
+                      weights: np.ndarray | None = None) -> None:
     """Write into target[slots] worlds of source's game as the viewer sees it (module docstring).
 
     ``hidden`` replaces the table HIDDEN (the tests drop entries from it to show each one is needed). ``evidence``:
     a seat that drew by choice while a colour was current (``lacks_color``) is dealt no card of that colour, as
-    far as the unseen cards allow (module docstring)."""
+    far as the unseen cards allow (module docstring). ``weights`` (players, 55): each other seat's cards are drawn
+    from the unseen ones card by card in proportion to its row's weight of their kind (a belief's odds of that kind
+    in that hand against the draw pile; all ones is the uniform deal), the draw pile gets the rest."""
     check_classified()
     hidden = HIDDEN if hidden is None else hidden
     count = len(slots)
     words = generator_words(seed, count + 1)
-    deal = _Deal(source, game, viewer, count, np.random.default_rng(words[-1].astype(np.uint64)), wd4_bluffing, evidence)
+    deal = _Deal(source, game, viewer, count, np.random.default_rng(words[-1].astype(np.uint64)), wd4_bluffing, evidence,
+                 weights)
     copy_games(target, slots, source, np.full(count, game))
     for _, write in hidden.values():
         write(target, slots, source, game, viewer, deal)

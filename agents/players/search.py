@@ -37,10 +37,13 @@ import numpy as np
 
 from hpuno_env import VectorEngine, observation_layout
 from hpuno_env._checks import SEED_LIMIT, check_bool, check_int, check_number
+from hpuno_env.cards import NUM_CARD_TYPES
 from hpuno_env.options import RulesOptions
 
 from ._base import SeededAgent
 from ._batch import check_batch
+from .belief import load_belief
+from .belief_features import table_facts
 from .heuristic import HeuristicAgent
 
 COMPILED_ROLLOUTS = ("heuristic", "random-play", "random")
@@ -78,6 +81,22 @@ def gated_choice(won: np.ndarray, base: int, gate: float) -> tuple[int, np.ndarr
     return (best if best != base and strong else base), mean, error
 
 
+def world_weights(belief, observation: np.ndarray) -> np.ndarray:
+    """(players, 55) weights for ``VectorEngine.determinize_into`` from a belief's view of one observation, in the
+    seats of a view loaded with ``load_view`` (the viewer is seat 0, the seat j + 1 places after it is seat j + 1):
+    each other seat's expected copies of each kind not known held, over what a uniform deal would give it (ones for
+    a belief that knows no more than the certain facts)."""
+    rows = np.asarray(observation)[None]
+    expected = belief.expected_hands(rows)[0]
+    facts = table_facts(rows, belief.num_players, belief.rules.deck)
+    free = (facts.unseen - facts.known.sum(axis=1))[0].astype(np.float64)
+    open_places = (facts.sizes - facts.known.sum(axis=2))[0].astype(np.float64)
+    uniform = open_places[:, None] * free[None, :] / max(free.sum(), 1.0)
+    weights = np.ones((belief.num_players, NUM_CARD_TYPES))
+    weights[1:] = np.where(uniform > 0, (expected - facts.known[0]) / np.maximum(uniform, 1e-12), 1.0)
+    return np.maximum(weights, 0.0)
+
+
 class SearchAgent(SeededAgent):
     """Determinized Monte Carlo search over a blueprint (module docstring).
 
@@ -91,13 +110,17 @@ class SearchAgent(SeededAgent):
         gate: standard errors of the paired differences a candidate must win by.
         evidence: deal the worlds so that a seat that drew by choice on a colour holds none of it (as far as the
             unseen cards allow): right of opponents that play whenever they can, as the heuristic does.
+        belief: deal the worlds from a belief over the other hands (``agents.belief.load_belief``): ``"shipped"``
+            the table's shipped belief, ``"certain"`` or a belief file's path; each seat's cards are drawn with the
+            belief's odds of each kind in that hand against the draw pile. None (the default): uniform worlds.
         rules: the rules options of the games it plays (``VectorEngine``'s), default the standard rules.
     """
 
     draws_per_row = False  # one draw per searched position (and its blueprint's): reseeded row by row instead
 
     def __init__(self, num_players: int = 4, seed: int | None = None, blueprint=None, worlds: int = 64,
-                 rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None, evidence: bool = False):
+                 rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None, evidence: bool = False,
+                 belief: str | None = None):
         self.blueprint = None  # set below, already seeded; SeededAgent.__init__ calls seed() before that
         super().__init__(num_players, seed)
         if blueprint is None:
@@ -119,6 +142,11 @@ class SearchAgent(SeededAgent):
         self._others = HeuristicAgent(num_players, seed=seed) if rollout == "blueprint+heuristic" else blueprint
         self.gate = float(gate)
         self.evidence = check_bool(evidence, "evidence")
+        if belief is not None and self.evidence:
+            raise ValueError("give belief or evidence=True, not both (a belief's worlds say all a deal uses)")
+        if belief is not None and not isinstance(belief, str):
+            raise ValueError(f"belief must be None, 'shipped', 'certain' or a belief file's path, got {type(belief).__name__}")
+        self.belief = None if belief is None else load_belief(num_players, self.rules, None if belief == "shipped" else belief)
         self._view = VectorEngine(1, num_players, auto_reset=False, **self.rules)
         self._jump_flag = observation_layout(num_players)["house_phase"].start + 1
         self._engines: dict[int, VectorEngine] = {}
@@ -149,7 +177,9 @@ class SearchAgent(SeededAgent):
         engine = self._engine(count * worlds)
         self._view.load_view(0, observation.astype(np.int8))
         first = np.arange(worlds)
-        engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(SEED_LIMIT)), evidence=self.evidence)
+        weights = None if self.belief is None else world_weights(self.belief, observation)
+        engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(SEED_LIMIT)), evidence=self.evidence,
+                                weights=weights)
         won = candidate_wins(engine, candidates, worlds, self._play_out)
         base = int(np.flatnonzero(candidates == default)[0])
         chosen, mean, error = gated_choice(won, base, self.gate)
@@ -195,5 +225,6 @@ class SearchAgent(SeededAgent):
 
     def __repr__(self) -> str:
         return (f"SearchAgent(num_players={self.num_players}, blueprint={self.blueprint!r}, worlds={self.worlds}, "
-                f"rollout={self.rollout!r}, gate={self.gate}, evidence={self.evidence})")
+                f"rollout={self.rollout!r}, gate={self.gate}, evidence={self.evidence}, "
+                f"belief={None if self.belief is None else self.belief.describe().get('source', self.belief.name)!r})")
 

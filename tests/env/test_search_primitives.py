@@ -192,6 +192,49 @@ def test_evidence_deals_a_seat_none_of_a_colour_it_drew_on_where_the_unseen_card
         plain.determinize(0, 8, seed=1, evidence="yes")
 
 
+@pytest.mark.parametrize("num_players, rules", [(2, {}), (4, HOUSE)])
+def test_weighted_worlds_are_legal_and_follow_the_weights(num_players, rules):
+    """Worlds dealt with per-seat weights of each kind: still worlds (every card once, the sizes, the viewer's hand
+    and view kept, known cards held), a kind of weight 0 in a seat's row never dealt to it where the unseen cards
+    allow, and a kind weighted up dealt to that seat more often than in uniform worlds."""
+    copies = DECK_COPIES[rules.get("deck", "harry_potter")]
+    checked = 0
+    for engine in positions(num_players, seed=5, **rules):
+        state = engine.state
+        for g in range(0, engine.num_games, 4):
+            viewer = int(state.current_player[g])
+            seat = (viewer + 1) % num_players
+            weights = np.ones((num_players, NUM_CARD_TYPES))
+            weights[seat, CARD_COLOR == 0] = 0.0  # no red for the next seat
+            weights[seat, 52] = 50.0  # and wilds if any are unseen
+            found = engine.determinize(g, 16, viewer=viewer, seed=g, weights=weights)
+            uniform = engine.determinize(g, 16, viewer=viewer, seed=g)
+            truth = engine.observe(np.where(np.arange(engine.num_games) == g, viewer, -1).astype(np.int8))[g]
+            assert (found.observe(np.full(16, viewer, np.int8)) == truth).all()
+            known = state.revealed_held[g, viewer, seat]
+            pile = np.bincount(state.draw_pile[g, :state.draw_count[g]], minlength=NUM_CARD_TYPES)
+            unseen = state.hands[g, seat] - known + pile + sum(state.hands[g, o] - state.revealed_held[g, viewer, o]
+                                                                for o in range(num_players) if o not in (viewer, seat))
+            for k in range(16):
+                assert np.array_equal(card_multiset(found.state, k), copies)
+                assert np.array_equal(found.state.hand_sizes[k], state.hand_sizes[g])
+                assert (found.state.hands[k, seat] >= known).all()
+            drawn_red = (state.phase[g] == DRAWN and state.current_player[g] == seat)  # its drawn card is dealt first
+            if unseen[CARD_COLOR != 0].sum() >= state.hand_sizes[g, seat] + 1 and not drawn_red:
+                red = (found.state.hands[:, seat] - known)[:, CARD_COLOR == 0].sum()
+                assert red == 0, "no red dealt to the seat whose red weighs 0"
+                checked += 1
+            if unseen[52] > 0:
+                assert found.state.hands[:, seat, 52].sum() >= uniform.state.hands[:, seat, 52].sum()
+    assert checked > 10
+    engine = positions(num_players, seed=5, **rules)[1]
+    for bad in (np.ones((num_players, 54)), -np.ones((num_players, NUM_CARD_TYPES)), np.full((num_players, NUM_CARD_TYPES), np.nan)):
+        with pytest.raises(ValueError, match="weights must be an array of shape"):
+            engine.determinize(0, 4, seed=1, weights=bad)
+    with pytest.raises(ValueError, match="not both"):
+        engine.determinize(0, 4, seed=1, evidence=True, weights=np.ones((num_players, NUM_CARD_TYPES)))
+
+
 def test_one_seed_one_set_of_worlds_and_bad_arguments():
     engine = positions(3)[1]
     first, second = engine.determinize(2, 8, seed=5), engine.determinize(2, 8, seed=5)

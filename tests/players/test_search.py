@@ -124,3 +124,25 @@ def test_a_non_finite_gate_and_unknown_rules_options_are_refused():
             agents.load(name, 2, rules_options={"stacking": "sometimes"})
     with pytest.raises(TypeError, match="rules_options must be a dict"):
         agents.load("heuristic", 2, rules_options=5)
+
+
+def test_search_deals_its_worlds_from_a_belief():
+    """belief=...: the worlds come from the belief's odds (``world_weights``): ones for the certain belief, which
+    then deals as the uniform worlds do; a learned belief's weigh kinds up and down; bad combinations refused."""
+    from agents.belief import load_belief
+    from agents.players.search import world_weights
+
+    observations, masks = positions(2, seed=4)
+    player = agents.load("search", 2, seed=3, worlds=8, belief="shipped")
+    chosen = player.act(observations, masks)
+    assert masks[np.arange(len(masks)), chosen].all() and "belief=" in repr(player)
+    certain = world_weights(load_belief(2, name_or_path="certain"), observations[0])
+    np.testing.assert_allclose(certain[1], 1.0, atol=1e-9)
+    learned = world_weights(load_belief(2), observations[0])
+    assert learned.shape == (2, 55) and (learned >= 0).all() and not np.allclose(learned[1], 1.0)
+    with pytest.raises(ValueError, match="not both"):
+        agents.load("search", 2, belief="shipped", evidence=True)
+    with pytest.raises(ValueError, match="belief must be"):
+        agents.load("search", 2, belief=3)
+    with pytest.raises(ValueError, match="cannot read belief file"):
+        agents.load("search", 2, belief="/no/such.safetensors")
