@@ -225,7 +225,7 @@ def phase_text(view: dict, num_players: int) -> str:
         return f"you drew {view['drawn']}: play it" + ("." if view["house_rules"]["forced_play"] else ", or keep it.")
     if phase == "color":
         starting = len(view["discard"]) == 1
-        return "name the colour of the starting wild." if starting else f"name the colour for the {top} you played."
+        return f"name the colour for the starting card, {top}." if starting else f"name the colour for the {top} you played."
     if phase == "target":
         if top == "sorting_hat":
             return "choose the player your sorting_hat sends drawing (target:k is opponent k)."
