@@ -5,7 +5,8 @@ one text. It is built from the seat's *observation* (``encoding.observation_layo
 name no card the seat has not seen, and a player that is handed only observations (``act(observations,
 action_masks)``) can write it: ``read_observation`` turns the vector back into plain facts, ``rules_text`` writes
 the rules in play, ``situation_text`` the table and the numbered legal actions (``action_lines``:
-``3. play:red:5``). ``seat_text`` is all three together.
+``3. play:red:5``). ``seat_text`` is all three together, ``board_text`` all but the rules. ``read_answer`` reads
+an answer to the numbered list: one legal action by number or label, or why the answer is none.
 
 What the observation holds is what the text says: the seat's hand, the top card and colour, the phase (what is to
 be decided, and about what), the card just drawn, the direction, the draw pile's size, every card on the discard
@@ -20,6 +21,8 @@ Cards are named by their labels (``red:7``, ``wild_draw4``) and actions by their
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -253,14 +256,15 @@ def situation_text(view: dict, num_players: int, target_score: int, mask=None, h
         f"Now: {phase_text(view, num_players)}",
         f"Top card: {view['top']}. Current colour: {view['color'] or 'not named yet'}.",
         f"Play goes {direction}: {following} plays after you.",
-        f"Draw pile: {view['draw_pile']} cards." + (f" Pending draw: {view['pending_draw']} cards." if view["pending_draw"] else ""),
-        f"Your hand ({len(view['hand'])} cards): {' '.join(view['hand']) or '(empty)'}",
+        f"Draw pile: {_count(view['draw_pile'], 'card')}."
+        + (f" Pending draw: {_count(view['pending_draw'], 'card')}." if view["pending_draw"] else ""),
+        f"Your hand ({_count(len(view['hand']), 'card')}): {' '.join(view['hand']) or '(empty)'}",
         "Players (scores as a percent of the target " + f"{target_score}):",
-        f"- you: {len(view['hand'])} cards, " + ("UNO called" if view["uno_called"] else "no UNO call")
+        f"- you: {_count(len(view['hand']), 'card')}, " + ("UNO called" if view["uno_called"] else "no UNO call")
         + f", score {view['score_pct']}%",
     ]
     for k, seat in enumerate(view["opponents"], start=1):
-        facts = [f"{seat['cards']} cards", "UNO called" if seat["uno_called"] else "no UNO call", f"score {seat['score_pct']}%"]
+        facts = [_count(seat["cards"], "card"), "UNO called" if seat["uno_called"] else "no UNO call", f"score {seat['score_pct']}%"]
         if seat["drew_on"]:
             facts.append("drew instead of playing on " + ", ".join(seat["drew_on"]))
         if seat["chose"]:
@@ -270,7 +274,7 @@ def situation_text(view: dict, num_players: int, target_score: int, mask=None, h
         if seat["shown"] is not None:
             lines.append(f"Shown to you this round, {opponent_name(k)}'s hand: {' '.join(seat['shown']) or '(empty)'} "
                          "(some of it may have been played since).")
-    lines.append(f"Discard pile ({len(view['discard'])} cards): {_counted(view['discard'])}")
+    lines.append(f"Discard pile ({_count(len(view['discard']), 'card')}): {_counted(view['discard'])}")
     if history:
         lines.append("This round so far, as you saw it:")
         lines.extend(f"- {line}" for line in history)
@@ -280,6 +284,10 @@ def situation_text(view: dict, num_players: int, target_score: int, mask=None, h
         lines.extend(legal)
         lines.append("Answer with exactly one action from this list: its number or its label, and nothing else.")
     return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _counted(labels: list[str]) -> str:
@@ -305,9 +313,59 @@ def action_lines(mask) -> list[str]:
 
 def seat_text(observation, action_mask, num_players: int, rules: RulesOptions | dict | None = None,
               history: list[str] | None = None) -> str:
-    """The whole text face of a seat's view: the rules in brief, the table as the seat sees it (with ``history``,
-    the round's events in words, where the caller kept them) and the legal actions numbered."""
+    """The whole text face of a seat's view: the rules in brief, a blank line, then ``board_text``."""
     view = read_observation(observation, num_players)
-    table = table_rules(view, rules)
-    return (rules_text(num_players, table) + "\n\n"
-            + situation_text(view, num_players, table.target_score, action_mask, history))
+    return rules_text(num_players, table_rules(view, rules)) + "\n\n" + board_text(observation, action_mask, num_players,
+                                                                                  rules, history)
+
+
+def board_text(observation, action_mask, num_players: int, rules: RulesOptions | dict | None = None,
+               history: list[str] | None = None) -> str:
+    """The table as the seat sees it (with ``history``, the round's events in words, where the caller kept them)
+    and its legal actions numbered: ``seat_text`` less the rules."""
+    view = read_observation(observation, num_players)
+    return situation_text(view, num_players, table_rules(view, rules).target_score, action_mask, history)
+
+
+# ---------------------------------------------------------------- reading an answer to the numbered list
+
+_LABEL = re.compile(r"(?<![\w:])(" + "|".join(re.escape(label) for label in
+                                               sorted(set(ACTION_LABELS) | set(CARD_LABELS), key=len, reverse=True))
+                    + r")(?![\w:])")
+_NUMBER = re.compile(r"(?<![\w:])\d+(?![\w:])")
+_THINKING = re.compile(r"<think>.*?</think>", re.S)
+_ACTION_OF = {label: index for index, label in enumerate(ACTION_LABELS)} | {
+    card: ACTION_LABELS.index(f"play:{card}") for card in CARD_LABELS}
+
+
+def read_answer(text: str, legal: list[int]) -> tuple[int | None, str | None]:
+    """(the action, None) when ``text`` names exactly one action and it is in ``legal`` (the list ``action_lines``
+    numbers from 1, in that order); else (None, why not), in words that name no card.
+
+    Leniently but exactly: the text, less any ``<think>...</think>`` block, is searched for action labels
+    (``play:red:5``; a bare card label such as ``red:5`` names its ``play:`` action) and whole numbers (the list's
+    numbers). Case, spacing, quotes and words around them do not matter, and an action's number and label together
+    count once; no action, two different ones, a number off the list or an action not legal now is no answer."""
+    answer = _THINKING.sub(" ", text).lower()
+    if "<think>" in answer:
+        return None, "your answer was cut off while thinking and named no action"
+    named: set[int] = set()
+    off_list: set[int] = set()
+    for match in _LABEL.finditer(answer):
+        named.add(_ACTION_OF[match.group(1)])
+    for match in _NUMBER.finditer(_LABEL.sub(" ", answer)):
+        number = int(match.group(0)) if len(match.group(0)) <= 6 else 0
+        if 1 <= number <= len(legal):
+            named.add(legal[number - 1])
+        else:
+            off_list.add(number)
+    if off_list:
+        return None, f"your answer has a number that is not on the list (the actions are numbered 1 to {len(legal)})"
+    if not named:
+        return None, "your answer named no action from the list"
+    if len(named) > 1:
+        return None, f"your answer named {len(named)} different actions; name exactly one"
+    action = named.pop()
+    if action not in legal:
+        return None, "your answer named an action that is not legal now"
+    return action, None

@@ -10,12 +10,9 @@ one a line as number, full stop, label (``3. play:red:5``), both written from th
 (``hpuno_env.text_view``), so the text names no card the seat has not seen and the player keeps nothing between
 calls.
 
-**Reading an answer** (``read_answer``): the model's text, less any ``<think>...</think>`` block, is searched for
-action labels (``play:red:5``; a bare card label such as ``red:5`` names its ``play:`` action) and whole numbers
-(the list's numbers). An answer that names exactly one action, a legal one, is played; case, spacing, quotes and
-words around it do not matter, and the number and the label of the same action together count once. An answer
-naming no action, two different ones, a number off the list or an action that is not legal now is an *illegal
-answer*.
+**Reading an answer** (``hpuno_env.text_view.read_answer``): an answer that names exactly one action, a legal one,
+by its number on the list or its label, is played; anything else (no action, two, a number off the list, an action
+not legal now) is an *illegal answer*.
 
 **Retries and the fallback.** An illegal answer is asked again: the conversation goes on with the answer and a
 user message saying what was wrong and listing the legal actions again. An error (an HTTP status other than 200,
@@ -52,7 +49,6 @@ import json
 import logging
 import math
 import os
-import re
 import threading
 import time
 import urllib.parse
@@ -62,9 +58,10 @@ import numpy as np
 
 from hpuno_env._checks import check_finite, check_int, check_seed
 from hpuno_env._reading import parse_json, read_json_file
-from hpuno_env.cards import ACTION_LABELS, CARD_LABELS
+from hpuno_env.cards import ACTION_LABELS
 from hpuno_env.options import RulesOptions
-from hpuno_env.text_view import action_lines, legal_actions, read_observation, rules_text, situation_text, table_rules
+from hpuno_env.text_view import (action_lines, legal_actions, read_answer, read_observation, rules_text, situation_text,
+                                 table_rules)
 
 from ._base import SeededAgent
 from ._batch import check_batch
@@ -81,45 +78,6 @@ MAX_RETRY_WAIT = 30.0  # seconds: the longest pause before resending after an er
 ECHOED_ANSWER_CHARS = 500  # an illegal answer is repeated to the model up to this length
 STATS_KEYS = ("decisions", "requests", "cache_hits", "illegal_answers", "errors", "timeouts", "fallbacks",
               "prompt_tokens", "completion_tokens", "seconds", "wall_seconds")
-
-
-# ---------------------------------------------------------------- reading an answer
-
-_LABEL = re.compile(r"(?<![\w:])(" + "|".join(re.escape(label) for label in
-                                               sorted(set(ACTION_LABELS) | set(CARD_LABELS), key=len, reverse=True))
-                    + r")(?![\w:])")
-_NUMBER = re.compile(r"(?<![\w:])\d+(?![\w:])")
-_THINKING = re.compile(r"<think>.*?</think>", re.S)
-_ACTION_OF = {label: index for index, label in enumerate(ACTION_LABELS)} | {
-    card: ACTION_LABELS.index(f"play:{card}") for card in CARD_LABELS}
-
-
-def read_answer(text: str, legal: list[int]) -> tuple[int | None, str | None]:
-    """(the action, None) when ``text`` names exactly one action and it is in ``legal`` (numbered from 1 in that
-    order); else (None, why not), in words that name no card. Module docstring: "Reading an answer"."""
-    answer = _THINKING.sub(" ", text).lower()
-    if "<think>" in answer:
-        return None, "your answer was cut off while thinking and named no action"
-    named: set[int] = set()
-    off_list: set[int] = set()
-    for match in _LABEL.finditer(answer):
-        named.add(_ACTION_OF[match.group(1)])
-    for match in _NUMBER.finditer(_LABEL.sub(" ", answer)):
-        number = int(match.group(0)) if len(match.group(0)) <= 6 else 0
-        if 1 <= number <= len(legal):
-            named.add(legal[number - 1])
-        else:
-            off_list.add(number)
-    if off_list:
-        return None, f"your answer has a number that is not on the list (the actions are numbered 1 to {len(legal)})"
-    if not named:
-        return None, "your answer named no action from the list"
-    if len(named) > 1:
-        return None, f"your answer named {len(named)} different actions; name exactly one"
-    action = named.pop()
-    if action not in legal:
-        return None, "your answer named an action that is not legal now"
-    return action, None
 
 
 # ---------------------------------------------------------------- one request

@@ -17,7 +17,8 @@ import pytest
 import agents
 import hpuno_env
 from agents.evaluate import duplicate_win_rate
-from agents.players.llm import AnswerCache, LLMAgent, read_answer
+from agents.players.llm import AnswerCache, LLMAgent
+from hpuno_env.text_view import read_answer
 from agents.players.llm_stub import ChatStub
 from hpuno_env import ACTION_LABELS, CARD_LABELS, VectorEngine
 from hpuno_env.options import ALL_HOUSE_RULES, RulesOptions
