@@ -17,8 +17,8 @@ not legal now) is an *illegal answer*.
 **Retries and the fallback.** An illegal answer is asked again: the conversation goes on with the answer and a
 user message saying what was wrong and listing the legal actions again. An error (an HTTP status other than 200,
 no connection, an answer that is not a chat completion or is over ``max_answer_bytes``) or a timeout (no complete
-answer ``timeout`` seconds after the request) sends the same request again after ``retry_wait`` seconds (doubled
-each time, at most 30). After ``max_retries`` retries the *fallback* player (``fallback``: the heuristic by
+answer ``timeout`` seconds after the request) is asked again the same way, saying what went wrong, after
+``retry_wait`` seconds (doubled each time, at most 30). After ``max_retries`` retries the *fallback* player (``fallback``: the heuristic by
 default; ``"random-play"`` or ``"random"``) chooses, and ``stats["fallbacks"]`` counts it.
 
 **Many games at once.** ``act`` asks about every row of its batch concurrently, at most ``concurrency`` requests
@@ -276,19 +276,20 @@ class LLMAgent(SeededAgent):
             import httpx  # here: importing agents stays free of it until a language model plays
 
             limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-            self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), limits=limits, follow_redirects=False,
-                                        trust_env=False)
+            self._client = httpx.Client(timeout=httpx.Timeout(self.timeout), limits=limits, follow_redirects=False)
             self._pool = concurrent.futures.ThreadPoolExecutor(self.concurrency, thread_name_prefix="llm")
 
     def _decide(self, messages: list[dict], legal: list[int]) -> int:
-        """One decision: ask, and ask again while the answer is no legal action; -1 when the fallback must play."""
+        """One decision: ask, and ask again with the reason while no legal action comes; -1 when the fallback must
+        play. Every retry's last message lists the legal actions again."""
         started = time.perf_counter()
         messages = list(messages)
         action, waited = -1, 0
         for attempt in range(self.max_retries + 1):
             reply = self._ask(messages)
             if reply.text is None:
-                log.info("request %d of a decision failed: %s", attempt + 1, reply.problem)
+                log.info("request %d of a decision got no answer: %s", attempt + 1, reply.problem)
+                messages.append(_retry_message(f"your last request got no answer ({reply.problem})", legal))
                 if attempt < self.max_retries and self.retry_wait > 0:
                     time.sleep(min(MAX_RETRY_WAIT, self.retry_wait * 2**waited))
                     waited += 1
@@ -300,8 +301,7 @@ class LLMAgent(SeededAgent):
             self._count(illegal_answers=1)
             log.info("answer %d of a decision was illegal: %s", attempt + 1, problem)
             messages += [{"role": "assistant", "content": reply.text[:ECHOED_ANSWER_CHARS]},
-                         {"role": "user", "content": f"That is not one legal action: {problem}. Your legal actions:\n"
-                          + "\n".join(action_lines(_mask_of(legal))) + "\nAnswer with exactly one number or label."}]
+                         _retry_message(f"that is not one legal action: {problem}", legal)]
         self._count(decisions=1, seconds=time.perf_counter() - started)
         return action
 
@@ -371,10 +371,13 @@ class LLMAgent(SeededAgent):
         return text if not self.__key else text.replace(self.__key, "***")
 
 
-def _mask_of(legal: list[int]) -> np.ndarray:
+def _retry_message(reason: str, legal: list[int]) -> dict:
+    """The user message of a retry: why, then the legal actions listed again (the request's last message lists
+    them, as in the first request)."""
     mask = np.zeros(len(ACTION_LABELS), bool)
     mask[legal] = True
-    return mask
+    return {"role": "user", "content": f"{reason[0].upper()}{reason[1:]}. Your legal actions:\n"
+            + "\n".join(action_lines(mask)) + "\nAnswer with exactly one number or label."}
 
 
 def _checked_text(value, name: str, secret: bool = False) -> str:

@@ -14,7 +14,7 @@ benchmark and the documentation's sample prompt run with no network and no model
 - ``nonsense``: a sentence naming no action; ``two``: two numbers; ``illegal``: the label of an action not listed;
 - ``fix``: ``illegal`` in a conversation's first request, ``good`` once the player has asked again;
 - ``error``: HTTP 500 (its body repeats the request's ``Authorization`` header, as a careless server might);
-- ``flaky``: HTTP 503 the first time a request is seen, ``good`` after;
+- ``flaky``: HTTP 503 for a conversation's first request, ``good`` once the player has asked again;
 - ``slow``: ``good`` after ``delay`` seconds; ``trickle``: a good answer sent a byte every ``delay`` seconds;
 - ``huge``: a ``huge_bytes`` body, its length declared; ``endless``: ``huge_bytes`` of body with no length declared;
 - ``broken``: a body that is not JSON.
@@ -70,7 +70,6 @@ class ChatStub:
         self.requests: list[dict] = []
         self.authorized: list[bool] = []
         self.count = 0
-        self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server = _QuietServer(("127.0.0.1", 0), _handler(self))
@@ -102,18 +101,13 @@ class ChatStub:
 
     # ------------------------------------------------------------ answering
 
-    def record(self, body: dict, authorized: bool) -> int:
-        """Keep the body; returns how many times the same body was seen before."""
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    def record(self, body: dict, authorized: bool) -> None:
+        """Keep the body (the first ``max_recorded``) and whether an ``Authorization`` header came with it."""
         with self._lock:
             self.count += 1
             if len(self.requests) < self.max_recorded:
                 self.requests.append(body)
                 self.authorized.append(authorized)
-            before = self._seen.get(digest, 0)
-            if len(self._seen) < 100_000:
-                self._seen[digest] = before + 1
-            return before
 
     def answer_text(self, behaviour: str, messages: list) -> str:
         labels = listed_actions(messages)
@@ -176,11 +170,11 @@ def _handler(stub: ChatStub):
             except (ValueError, KeyError, TypeError):
                 return self._send(400, b'{"error": {"message": "not a chat completion request"}}')
             authorization = self.headers.get("Authorization")
-            repeat = stub.record(body, authorization is not None)
+            stub.record(body, authorization is not None)
             behaviour = model if model in BEHAVIOURS else stub.behaviour
             if behaviour == "error":
                 return self._send(500, json.dumps({"error": {"message": f"failed for {authorization}"}}).encode())
-            if behaviour == "flaky" and repeat == 0:
+            if behaviour == "flaky" and len(messages) <= 2:
                 return self._send(503, b'{"error": {"message": "busy"}}')
             if behaviour == "broken":
                 return self._send(200, b"<html>this is not JSON</html>")

@@ -213,6 +213,17 @@ def test_a_retry_tells_the_model_why_and_lists_the_legal_actions_again(stub, pos
         assert action_lines_of(messages[3]["content"]) == action_lines_of(messages[1]["content"])
 
 
+def test_a_retry_after_an_error_says_so_and_lists_the_legal_actions_again(stub, position):
+    stub.take_requests()
+    with llm(stub, "flaky") as player:
+        player.act(*position)
+    retries = [r["messages"] for r in stub.take_requests() if len(r["messages"]) == 3]
+    assert len(retries) == 6 and player.stats["errors"] == 6 and player.stats["fallbacks"] == 0
+    for messages in retries:
+        assert messages[2]["role"] == "user" and "got no answer (HTTP status 503)" in messages[2]["content"]
+        assert action_lines_of(messages[2]["content"]) == action_lines_of(messages[1]["content"])
+
+
 def action_lines_of(text: str) -> list[str]:
     return re.findall(r"^\d+\. \S+$", text, re.M)
 
