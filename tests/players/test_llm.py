@@ -359,6 +359,22 @@ def test_the_duplicate_evaluation_plays_the_language_model_and_the_tournament_ta
         tournament.main(["llm", "heuristic", "--option", f"llm:api_key={KEY}", "--option", "llm:model=good"])
 
 
+def test_agent_options_on_the_command_line_are_read_and_checked():
+    from agents._cli import parse_agent_options
+
+    assert parse_agent_options(["llm:timeout=2.5", "llm:max_retries=3", "llm#2:model=b", "llm:cache=runs/c"]) == {
+        "llm": {"timeout": 2.5, "max_retries": 3, "cache": "runs/c"}, "llm#2": {"model": "b"}}
+    for bad, words in [("llm=model", "AGENT:NAME=VALUE"), ("llm:model", "NAME=VALUE"), ("llm:api_key=sk-1", "secret")]:
+        with pytest.raises(ValueError, match=words):
+            parse_agent_options([bad])
+    with pytest.raises(ValueError, match="twice"):
+        parse_agent_options(["llm:model=a", "llm:model=b"])
+    from agents.evaluation import tournament
+
+    with pytest.raises(ValueError, match="name no agent"):
+        tournament.load_agents(["heuristic", "random"], 2, agent_options={"llm": {"model": "a"}})
+
+
 def test_the_answer_cache_keys_are_the_request_s_hash():
     a = AnswerCache.key("http://h/v1", {"model": "m", "messages": []})
     assert re.fullmatch(r"[0-9a-f]{64}", a) and a != AnswerCache.key("http://h/v1", {"model": "n", "messages": []})
