@@ -48,7 +48,7 @@ class HPUnoTextArenaEnv(ta.Env):
     def __init__(self, error_allowance: int = 1, **rule_options):
         self.error_allowance = check_int(error_allowance, "error_allowance", low=0, high=100)
         self.rule_options = dict(rule_options)
-        raw_env(num_players=2, **self.rule_options)  # a bad rules option: ValueError now, not at the reset
+        raw_env(num_players=2, **self.rule_options)  # a bad rules option: ValueError at once, not at the reset
         self.env = None
 
     def reset(self, num_players: int, seed: int | None = None):

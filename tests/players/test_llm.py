@@ -284,8 +284,8 @@ def test_the_cache_answers_a_rerun_without_asking_and_plays_the_same(stub, tmp_p
 
 
 def test_no_request_names_a_card_its_seat_has_not_seen(stub):
-    """Whole rounds, the language model in every seat (with the house rules too): every request's user messages
-    are scanned against the cards the asked seat had seen this round; the system message is the table's rules."""
+    """Games with the language model in every seat (with the house rules too): every request's user messages are
+    scanned against the cards the asked seat had seen this round; the system message is the table's rules."""
     for players, rules in [(2, {}), (4, dict(ALL_HOUSE_RULES, uno_penalty=4))]:
         engine = VectorEngine(num_games=3, num_players=players, seed=3, **rules)
         engine.reset(seed=3)
