@@ -73,7 +73,9 @@ House rules (docs/rules.md §15), every one off by default, combining freely:
 ``game_state()["pending_draw"]`` is the number of cards the next player must
 draw for Draw Two and Wild Draw Four cards played and not yet drawn. Render modes: ``"ansi"``
 (text, coloured where the terminal supports it), ``"human"`` (prints it),
-``"rgb_array"`` (a picture of the table).
+``"rgb_array"`` (a picture of the table), ``"text"`` (the acting seat's view for a language model,
+``hpuno_env.text_view.seat_text``: the rules in brief, the table as that seat sees it, its recent
+events and its legal actions numbered).
 
 ``env()`` is wrapped like PettingZoo's classic games: an illegal action ends
 the game with reward -1 for the offender, an action outside ``Discrete(75)``
@@ -118,6 +120,7 @@ from .actions import ILLEGAL_REWARD, action_index
 from .cards import ACTION_LABELS, NUM_ACTIONS
 from .engine import VectorEngine
 from .render import HISTORY_EVENTS, history_lines, render_ansi, render_rgb
+from .text_view import seat_history, seat_text
 from .wrappers import FusedClassicWrapper
 
 
@@ -132,7 +135,7 @@ def env(num_players: int = 4, render_mode: str | None = None, **rule_options) ->
 
     Args:
         num_players: seats, 2..10 (agents ``player_0`` .. ``player_{n-1}``).
-        render_mode: None, ``"ansi"`` or ``"rgb_array"``.
+        render_mode: None, ``"human"``, ``"ansi"``, ``"rgb_array"`` or ``"text"``.
         **rule_options: the rules options (``hpuno_env.RulesOptions``), e.g. ``uno_penalty=4``.
 
     The environment's documentation (observations, actions, rewards, rules options, rendering):
@@ -144,7 +147,7 @@ def env(num_players: int = 4, render_mode: str | None = None, **rule_options) ->
 
 class raw_env(AECEnv, EzPickle):
     metadata = {
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": ["human", "ansi", "rgb_array", "text"],
         "name": "hpuno_v1",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -288,6 +291,10 @@ class raw_env(AECEnv, EzPickle):
             return None
         state = self.game_state()
         viewer = state["current"] or self.agent_selection
+        if self.render_mode == "text":
+            seen, players = self.observe(viewer), len(self.possible_agents)
+            history = seat_history(self._events, players, self.possible_agents.index(viewer))
+            return seat_text(seen["observation"], seen["action_mask"], players, self.engine.options, history)
         history = history_lines(self._events, self.possible_agents, self.possible_agents.index(viewer))
         if self.render_mode == "rgb_array":
             return render_rgb(state, viewer, history)

@@ -93,7 +93,7 @@ from openskill.models import PlackettLuce
 from tqdm import tqdm
 
 import hpuno_env
-from agents._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+from agents._cli import parse_agent_options, parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
     OUTPUT_FILES, PICTURE_FILES, format_duplicate_report, format_report, outputs_problem, plot_pairwise, plot_ratings,
@@ -149,13 +149,16 @@ def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool =
 # ------------------------------------------------------------ input: agents and rules options (parse_rules: agents._cli)
 
 
-def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_options: dict | None = None) -> tuple[list[str], list]:
+def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_options: dict | None = None,
+                agent_options: Mapping[str, dict] | None = None) -> tuple[list[str], list]:
     """(labels, policies) for ``run``'s ``agents`` argument.
 
     ``agents_given`` is a sequence of names/paths (each loaded with
     ``agents.load``), or a mapping label -> name, path or policy object (with
     ``act``). A name given twice gets a second label (``heuristic#2``), which
-    is how an agent is compared with itself."""
+    is how an agent is compared with itself. ``agent_options``: label -> the
+    options ``agents.load`` gives that agent (``--option llm:model=NAME``)."""
+    agent_options = dict(agent_options or {})
     if isinstance(agents_given, Mapping):
         entries = list(agents_given.items())
     elif isinstance(agents_given, (str, bytes)) or not isinstance(agents_given, Sequence):
@@ -169,17 +172,19 @@ def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_opti
     for label, agent in entries:
         if not isinstance(label, str):
             raise TypeError(f"agent labels must be strings, got {label!r}")
+        unique, copy = label, 2
+        while unique in labels:
+            unique, copy = f"{label}#{copy}", copy + 1
         if isinstance(agent, str):
-            policy = load(agent, num_players=num_players, seed=seed, rules_options=rules_options)
+            policy = load(agent, num_players=num_players, seed=seed, rules_options=rules_options, **agent_options.pop(unique, {}))
         elif callable(getattr(agent, "act", None)):
             policy = agent
         else:
             raise TypeError(f"agent {label!r} must be a name, a path or an object with act(observations, masks), got {agent!r}")
-        unique, copy = label, 2
-        while unique in labels:
-            unique, copy = f"{label}#{copy}", copy + 1
         labels.append(unique)
         policies.append(policy)
+    if agent_options:
+        raise ValueError(f"options given for {sorted(agent_options)}, which name no agent loaded here (agents: {labels})")
     return labels, policies
 
 
@@ -676,6 +681,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="compare exactly two agents on duplicate deals: each deal played twice, once with each agent alone "
                              "against N-1 copies of --opponent, on the same cards and random streams; prints their paired difference")
     parser.add_argument("--opponent", default="heuristic", metavar="AGENT", help="with --duplicate: the agent in the other seats (default: heuristic)")
+    parser.add_argument("--option", action="append", default=[], metavar="AGENT:NAME=VALUE",
+                        help="an option for one agent, repeatable: e.g. --option llm:model=qwen3 --option llm:timeout=30 "
+                             "(AGENT as listed: llm#2 is the second llm; --opponent's options under its name)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
     return parser
 
@@ -699,7 +707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_positive_int(args.envs, "--envs")
         check_int(args.record, "--record", low=0)
         check_seed(args.seed, "--seed")
-        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules, parse_agent_options(args.option))
     except (ValueError, TypeError) as error:
         parser.error(str(error))
     problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
@@ -756,8 +764,11 @@ def _main_duplicate(parser: argparse.ArgumentParser, args: argparse.Namespace, a
         check_positive_int(args.rounds, "--rounds")
         check_positive_int(args.envs, "--envs")
         check_seed(args.seed, "--seed")
-        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
-        opponent = load(args.opponent, num_players=args.players, seed=args.seed, rules_options=rules)
+        options = parse_agent_options(args.option)
+        # --opponent's options under its name, unless that name is one of the two agents' (theirs then)
+        opponent_options = options.pop(args.opponent, {}) if args.opponent not in args.agents else {}
+        opponent = load(args.opponent, num_players=args.players, seed=args.seed, rules_options=rules, **opponent_options)
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules, options)
     except (ValueError, TypeError) as error:
         parser.error(str(error))
     problem = args.out and outputs_problem(args.out, False, False)

@@ -13,17 +13,18 @@ from hpuno_env.options import RulesOptions, check_num_players
 
 from .heuristic import HeuristicAgent
 from .heuristic_v0 import HeuristicV0Agent
+from .llm import LLMAgent
 from .random_agent import RandomAgent
 from .random_play import RandomPlayAgent
 from .search import SearchAgent
 from .trained import SHIPPED, TrainedAgent
 
 BUILT_IN = {"random": RandomAgent, "random-play": RandomPlayAgent, "heuristic": HeuristicAgent, "heuristic-v0": HeuristicV0Agent,
-            "search": SearchAgent}
+            "search": SearchAgent, "llm": LLMAgent}
 # Built-in players that take options in load(name, ..., **options); the others take none.
-WITH_OPTIONS = {"search"}
+WITH_OPTIONS = {"search", "llm"}
 
-__all__ = ["BUILT_IN", "SHIPPED", "WITH_OPTIONS", "HeuristicAgent", "HeuristicV0Agent", "RandomAgent", "RandomPlayAgent",
+__all__ = ["BUILT_IN", "SHIPPED", "WITH_OPTIONS", "HeuristicAgent", "HeuristicV0Agent", "LLMAgent", "RandomAgent", "RandomPlayAgent",
            "SearchAgent", "TrainedAgent", "available", "load"]
 
 
@@ -38,7 +39,8 @@ def load(name_or_path: str, num_players: int = 4, seed: int | None = None, rules
     rules_options: the rules it will play under; a trained agent made under other rules warns, and the
     search player plays its worlds under them. ``options`` go to players that take them: ``"search"``
     (``SearchAgent``: ``blueprint`` (a name or file, loaded here; default ``"heuristic"``), ``worlds``,
-    ``rollout``, ``gate``, ``rules``)."""
+    ``rollout``, ``gate``, ``rules``), ``"llm"`` (``LLMAgent``: ``base_url``, ``model``, ``api_key``, ``timeout``,
+    ``max_retries``, ``temperature``, ``concurrency``, ``cache``, ...)."""
     num_players = check_num_players(num_players)
     if rules_options is not None:
         if not isinstance(rules_options, dict):
@@ -48,6 +50,11 @@ def load(name_or_path: str, num_players: int = 4, seed: int | None = None, rules
         raise ValueError(f"options {sorted(options)} given for {name_or_path!r}, which takes none (only {sorted(WITH_OPTIONS)} do)")
     if name_or_path == "search":
         return _load_search(num_players, seed, rules_options, options)
+    if name_or_path == "llm":
+        try:
+            return LLMAgent(num_players=num_players, seed=seed, rules=rules_options, **options)
+        except TypeError as error:  # an unknown option name
+            raise ValueError(f"'llm': {error}") from error
     if name_or_path in BUILT_IN:
         return BUILT_IN[name_or_path](num_players=num_players, seed=seed)
     if name_or_path in SHIPPED:
