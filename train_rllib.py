@@ -8,7 +8,7 @@
     python train_rllib.py --help                              # every option and its default
 
 Reads top to bottom: options (the ``Args`` dataclass), Ray (local, or the
-cluster at ``--address``), the PPO config (``hpuno_env.rllib.ppo_config``:
+cluster at ``--address``), the PPO config (``agents.training.rllib_learner.ppo_config``:
 ``--runners`` env runner processes, each stepping ``--games-per-runner`` games in
 one engine, one shared policy at every seat or ``--league`` frozen snapshots
 against the learner), the training loop (one line per iteration: env steps,
@@ -224,7 +224,7 @@ def report_resources(args: Args) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
+    from agents.training.rllib_learner import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
 
     torch.set_num_threads(args.threads)
     rules = rules_from_options(args.rule, args.rules)
