@@ -93,11 +93,11 @@ from openskill.models import PlackettLuce
 from tqdm import tqdm
 
 import hpuno_env
-from agents._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+from agents._cli import exit_with_error, parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
-    OUTPUT_FILES, PICTURE_FILES, format_duplicate_report, format_report, outputs_problem, plot_pairwise, plot_ratings,
-    write_duplicate_outputs, write_outputs,
+    OUTPUT_FILES, PICTURE_FILES, claim_outputs, format_duplicate_report, format_report, outputs_problem, plot_pairwise,
+    plot_ratings, write_duplicate_outputs, write_outputs,
 )
 from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, winning_seats
 from agents.players import available, load
@@ -666,7 +666,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a rules option, repeatable: e.g. --rule uno_penalty=4 --rule wd4_bluffing=false (values: ints, true/false, strings)")
     parser.add_argument("--rules", metavar="JSON", help='the same options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
     parser.add_argument("--no-mixed", action="store_true", help="skip the mixed table")
-    parser.add_argument("--out", metavar="DIR", help="write results.csv and results.json (and, with --plot, PNG pictures) here")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write results.csv and results.json (and, with --plot, PNG pictures) here; the folder is held "
+                             "while the tournament runs, and one holding an earlier tournament's results is refused")
+    parser.add_argument("--overwrite", action="store_true", help="with --out: replace an earlier tournament's results there")
     parser.add_argument("--plot", action="store_true", help="with --out: draw the pairwise win-rate matrix and the ratings")
     parser.add_argument("--record", type=int, default=0, metavar="N",
                         help="with --out: save the game records of N rounds (spread evenly over the tables, each table's first "
@@ -689,6 +692,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--plot needs --out DIR (where the pictures go)")
     if args.record and not args.out:
         parser.error("--record needs --out DIR (the records go in DIR/records/)")
+    if args.overwrite and not args.out:
+        parser.error("--overwrite needs --out DIR (the folder whose results it replaces)")
     if args.duplicate:
         return _main_duplicate(parser, args, argv)
     try:
@@ -709,6 +714,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_size(len(labels), args.players, args.rounds, not args.no_mixed)
     except ValueError as error:
         parser.error(str(error))
+    lock = _claim_out(parser, args)
+    try:
+        return _play_and_report(args, argv, labels, policies, rules)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _claim_out(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """The lock of --out (``report.claim_outputs``), held until the results are written; None without --out.
+    A folder in use or holding an earlier result (without --overwrite) ends the command with status 2."""
+    if not args.out:
+        return None
+    lock, problem = claim_outputs(args.out, args.overwrite)
+    if problem:
+        exit_with_error(parser, problem)
+    return lock
+
+
+def _play_and_report(args: argparse.Namespace, argv: list[str], labels: list[str], policies: list, rules: dict) -> int:
+    """Play the checked tournament, print its report and write it to --out; the exit status (130 after Ctrl-C)."""
     progress = not args.quiet and sys.stderr.isatty()
     status = 0
     # The records are written as they finish: memory does not grow with --record, and Ctrl-C keeps them.
@@ -763,12 +789,18 @@ def _main_duplicate(parser: argparse.ArgumentParser, args: argparse.Namespace, a
     problem = args.out and outputs_problem(args.out, False, False)
     if problem:
         parser.error(f"--out: {problem}")
-    result = run_duplicate(dict(zip(labels, policies)), opponent, args.players, args.rounds, args.seed, args.envs, args.opponent, **rules)
-    print(format_duplicate_report(result))
-    if args.out:
-        command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
-        for path in write_duplicate_outputs(result, args.out, command):
-            print(f"wrote {path}")
+    lock = _claim_out(parser, args)
+    try:
+        result = run_duplicate(dict(zip(labels, policies)), opponent, args.players, args.rounds, args.seed, args.envs,
+                               args.opponent, **rules)
+        print(format_duplicate_report(result))
+        if args.out:
+            command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
+            for path in write_duplicate_outputs(result, args.out, command):
+                print(f"wrote {path}")
+    finally:
+        if lock is not None:
+            lock.release()
     return 0
 
 

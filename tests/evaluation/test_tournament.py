@@ -7,6 +7,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -267,3 +268,51 @@ def test_command_line_saves_records_that_replay_to_the_winner_counted(tmp_path):
         states = list(replay(record))
         assert states[-1]["phase"] == "over" and len(states) == 1 + len(record["rounds"][0]["decisions"])
         assert replayed_winners(record) == [entry["winner"]]
+
+
+# ------------------------------------------------------------ --out: one tournament per folder
+
+
+def test_an_earlier_result_in_out_is_refused_unless_overwrite_replaces_it(tmp_path, capsys):
+    out = tmp_path / "t"
+    tiny = ["random", "random-play", "--rounds", "4", "--envs", "4", "--quiet", "--out", str(out)]
+    assert tournament.main([*tiny, "--record", "2"]) == 0
+    first = (out / "results.json").read_bytes()
+    assert len(list((out / "records").iterdir())) == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        tournament.main([*tiny, "--seed", "1"])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"--out {out} holds an earlier tournament's results (results.csv, results.json" in error
+    assert "pass --overwrite to replace them" in error and error.count("\n") == 2 and "Traceback" not in error
+    assert (out / "results.json").read_bytes() == first and len(list((out / "records").iterdir())) == 2
+    (out / "notes.txt").write_text("mine")
+    assert tournament.main([*tiny, "--seed", "1", "--overwrite"]) == 0
+    assert json.loads((out / "results.json").read_text())["config"]["seed"] == 1
+    assert list((out / "records").iterdir()) == []  # the earlier tournament's records went with its results
+    assert (out / "notes.txt").read_text() == "mine" and not (out / "tournament.lock").exists()
+    with pytest.raises(SystemExit):
+        tournament.main(["random", "random-play", "--overwrite"])
+    assert "--overwrite needs --out" in capsys.readouterr().err
+
+
+def test_a_second_tournament_on_a_folder_in_use_is_refused(tmp_path, capsys):
+    out = tmp_path / "busy"
+    first = subprocess.Popen([sys.executable, "-m", "agents.evaluation.tournament", "random", "random", "--rounds", "1000000",
+                              "--quiet", "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        lock, waited = out / "tournament.lock", time.monotonic()
+        while not (lock.exists() and lock.read_text().strip()):  # the first run holds the folder
+            assert first.poll() is None, first.stderr.read()
+            assert time.monotonic() - waited < 120
+            time.sleep(0.1)
+        for extra in ([], ["--overwrite"], ["--duplicate"]):
+            with pytest.raises(SystemExit) as exit_info:
+                tournament.main(["random", "random-play", "--rounds", "4", "--out", str(out), *extra])
+            error = capsys.readouterr().err
+            assert exit_info.value.code == 2 and f"--out {out} is in use" in error and f"process {first.pid}" in error, error
+        assert first.poll() is None  # the first run goes on
+    finally:
+        first.kill()
+        first.wait()
+    assert not (out / "results.json").exists()
