@@ -444,7 +444,7 @@ def test_ctrl_c_in_a_tournament_writes_the_finished_tables_marked_partial(tmp_pa
     status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "8",
                               "--out", str(out), "--quiet"])
     captured = capsys.readouterr()
-    assert status == 130 and "interrupted: 2 of 3 tables finished" in captured.err and "Traceback" not in captured.err
+    assert status == 130 and "interrupted after 2 of 3 tables;" in captured.err and "Traceback" not in captured.err
     assert "PARTIAL" in captured.out
     saved = json.loads((out / "results.json").read_text())
     assert saved["partial"] == {"tables_finished": 2, "tables_scheduled": 3}
@@ -513,7 +513,7 @@ def test_ctrl_c_in_a_recording_tournament_keeps_the_records_finished_so_far_on_d
     out = tmp_path / "t"
     status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "2",
                               "--record", "24", "--out", str(out), "--quiet"])  # 8 records per table: all its rounds
-    assert status == 130 and "interrupted: 1 of 3 tables finished" in capsys.readouterr().err
+    assert status == 130 and "interrupted after 1 of 3 tables;" in capsys.readouterr().err
     on_disk = sorted(path.name for path in (out / "records").iterdir())
     assert on_disk == sorted(saved) and len(on_disk) == 11  # the first table's 8 and 3 of the second's
     report = json.loads((out / "results.json").read_text())

@@ -55,10 +55,20 @@ def format_report(result: dict) -> str:
         f"({timing['rounds_per_second']:,.0f} {_plural(unit)}/s); rating {timing['rating_seconds']:.1f} s"
     )
     if "partial" in result:
-        done = result["partial"]
-        heading = (f"PARTIAL: interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables "
-                   f"(the ranking is of those tables only)\n{heading}")
+        heading = f"PARTIAL: {partial_summary(result['partial'], unit)} (the ranking is of those {_plural(unit)} only)\n{heading}"
     return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
+
+
+def partial_summary(done: dict, unit: str = "round") -> str:
+    """What an interrupted tournament played, in words, from its result's ``partial``: the tables finished, the
+    rounds played of the table cut short, and how many rounds were rated when the rating stopped early."""
+    text = f"interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables"
+    if "cut_table" in done:
+        cut = done["cut_table"]
+        text += f" and {cut['rounds_played']:,} of {_count(cut['rounds_scheduled'], unit)} of {cut['table']}"
+    if "rated_rounds" in done:
+        text += f"; ratings from the first {_count(done['rated_rounds'], unit)} in the rating order"
+    return text
 
 
 def format_duplicate_report(result: dict) -> str:

@@ -77,6 +77,7 @@ counts. The result depends on ``seed``, ``num_envs`` and the agents, nothing els
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import math
 import os
@@ -96,8 +97,8 @@ import hpuno_env
 from agents._cli import exit_with_error, parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
-    OUTPUT_FILES, PICTURE_FILES, claim_outputs, format_duplicate_report, format_report, outputs_problem, plot_pairwise,
-    plot_ratings, write_duplicate_outputs, write_outputs,
+    OUTPUT_FILES, PICTURE_FILES, claim_outputs, format_duplicate_report, format_report, outputs_problem, partial_summary,
+    plot_pairwise, plot_ratings, write_duplicate_outputs, write_outputs,
 )
 from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, winning_seats
 from agents.players import available, load
@@ -228,14 +229,16 @@ def _record_streams(wanted: int, seed: int | None, keep, made: list):
 
 
 def _play_table(table: Seating, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance,
-                record: int = 0, keep=None) -> dict:
+                record: int = 0, keep=None, parts: list | None = None) -> dict:
     """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays. The records of
-    its first ``record`` rounds go to ``keep(round, record, won)`` as each finishes (``won``: the winning seats)."""
+    its first ``record`` rounds go to ``keep(round, record, won)`` as each finishes (``won``: the winning seats).
+    Each chunk's ``RoundResults`` is appended to ``parts`` (a new list if None) as it finishes, so that after a
+    Ctrl-C the caller still has the chunks played (``_played``)."""
     rounds = len(table.lineups)
     chunk = num_envs * ROUNDS_PER_SLOT_PER_CHUNK
     starts = range(0, rounds, chunk)
     chunk_seeds = np.random.SeedSequence(seed).generate_state(len(starts)) if seed is not None else [None] * len(starts)
-    parts = []
+    parts = [] if parts is None else parts
     for start, chunk_seed in zip(starts, chunk_seeds):
         lineups = table.lineups[start:start + chunk]
         chunk_seed = None if chunk_seed is None else int(chunk_seed)
@@ -251,8 +254,13 @@ def _play_table(table: Seating, policies: list, num_players: int, seed: int | No
                 raise RuntimeError(f"table {table.name!r}: slot {stream.slot} recorded {stream.kept} games, expected {stream.share}")
         parts.append(part)
         advance(len(lineups))
+    return _played(table, parts)
+
+
+def _played(table: Seating, parts: list) -> dict:
+    """A table's per-round results from its chunks played (all of them, or the first ones before a Ctrl-C)."""
     return {
-        "lineups": table.lineups,
+        "lineups": table.lineups[:sum(len(part.won) for part in parts)],
         "won": np.concatenate([part.won for part in parts]),
         "points": np.concatenate([part.points for part in parts]),
         "decisions": np.concatenate([part.decisions for part in parts]),
@@ -266,6 +274,14 @@ def rate(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None
     Args:
         lineups: (R, N) agent index per seat; won: (R, N) bool, the winning seat(s).
     Rounds without a winner (truncated) are left out."""
+    mu, sigma, _ = _rate_until(lineups, won, num_agents, seed, deadline=None)
+    return mu, sigma
+
+
+def _rate_until(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None, deadline: float | None
+                ) -> tuple[np.ndarray, np.ndarray, int]:
+    """``rate``, stopping at ``time.perf_counter()`` ``deadline`` (None: never) with the rounds rated so far in its
+    shuffled order; (mu, sigma, rounds rated)."""
     model = PlackettLuce(tau=0.0)
     # Plain Python floats and one reused rating object per seat: openskill's rate() costs ~30 us,
     # and building fresh rating objects (each with a uuid) or numpy scalars per round would double it.
@@ -273,21 +289,29 @@ def rate(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None
     sigma = [float(model.sigma)] * num_agents
     seat_ratings = [model.rating() for _ in range(lineups.shape[1])]
     teams = [[rating] for rating in seat_ratings]
-    rated = np.flatnonzero(won.any(axis=1))
-    order = np.random.default_rng(seed).permutation(rated)
-    for lineup, seats_won in zip(lineups[order].tolist(), won[order].tolist()):
-        for rating, agent in zip(seat_ratings, lineup):
-            rating.mu, rating.sigma = mu[agent], sigma[agent]
-        updated = model.rate(teams, ranks=[1 if seat_won else 2 for seat_won in seats_won])
-        mu_change = dict.fromkeys(lineup, 0.0)
-        variance_factor = dict.fromkeys(lineup, 1.0)
-        for agent, [rating] in zip(lineup, updated):
-            mu_change[agent] += rating.mu - mu[agent]
-            variance_factor[agent] *= (rating.sigma / sigma[agent]) ** 2
-        for agent in mu_change:
-            mu[agent] += mu_change[agent]
-            sigma[agent] *= math.sqrt(variance_factor[agent])
-    return np.array(mu), np.array(sigma)
+    order = np.random.default_rng(seed).permutation(np.flatnonzero(won.any(axis=1)))
+    count = 0
+    for block in range(0, len(order), RATING_BLOCK):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        rounds = order[block:block + RATING_BLOCK]
+        for lineup, seats_won in zip(lineups[rounds].tolist(), won[rounds].tolist()):
+            for rating, agent in zip(seat_ratings, lineup):
+                rating.mu, rating.sigma = mu[agent], sigma[agent]
+            updated = model.rate(teams, ranks=[1 if seat_won else 2 for seat_won in seats_won])
+            mu_change = dict.fromkeys(lineup, 0.0)
+            variance_factor = dict.fromkeys(lineup, 1.0)
+            for agent, [rating] in zip(lineup, updated):
+                mu_change[agent] += rating.mu - mu[agent]
+                variance_factor[agent] *= (rating.sigma / sigma[agent]) ** 2
+            for agent in mu_change:
+                mu[agent] += mu_change[agent]
+                sigma[agent] *= math.sqrt(variance_factor[agent])
+        count += len(rounds)
+    return np.array(mu), np.array(sigma), count
+
+
+RATING_BLOCK = 256  # rounds rated between two looks at the deadline (and turned into Python lists at once)
 
 
 def _seat_counts(lineups: np.ndarray, num_agents: int) -> np.ndarray:
@@ -387,7 +411,7 @@ def run(
       against copies of the column agent; None on the diagonal);
     - ``config``: agents, players, rounds, seed, envs, episode unit
       (``"round"`` or ``"match"``), the full rules options and the package version;
-    - ``timing``: seconds playing and rating, rounds played, rounds per second;
+    - ``timing``: seconds playing and rating, rounds played and rated (those with a winner), rounds per second;
     - ``records`` (with ``record``): per recorded round, in table order: ``table``,
       ``round`` (its index in the table), ``file`` (the name ``write_outputs``
       gives it), ``players`` (agent per seat), ``winner`` (the winning seat, None
@@ -398,27 +422,49 @@ def run(
     plan = _plan(agents, num_players, rounds, seed, num_envs, mixed, record, rule_options)
     results = _Results(records_dir=None if records_dir is None else os.fspath(records_dir))
     started = time.perf_counter()
+    playing = None  # (number, table, its chunks played so far) of the table in play
     try:
         with tqdm(total=rounds * len(plan.tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
             for number, (table, table_seed, table_records) in enumerate(zip(plan.tables, plan.table_seeds, plan.record_counts), 1):
                 bar.set_postfix_str(table.name, refresh=False)
                 keep = functools.partial(results.keep_record, number, table, plan)
+                playing = (number, table, [])
                 played = _play_table(table, plan.policies, plan.num_players, None if table_seed is None else int(table_seed),
-                                     plan.num_envs, plan.rule_options, bar.update, table_records, keep)
+                                     plan.num_envs, plan.rule_options, bar.update, table_records, keep, playing[2])
                 results.add(number, table, played, plan)
-    except KeyboardInterrupt:  # Ctrl-C: the finished tables are results too
-        finished = len(results.tables)
-        partial = None
-        if finished:
-            partial = _summary(plan, results, time.perf_counter() - started)
-            partial["partial"] = {"tables_finished": finished, "tables_scheduled": len(plan.tables)}
-        raise TournamentInterrupted(partial, finished, len(plan.tables)) from None
+    except KeyboardInterrupt:  # Ctrl-C: the finished tables, and the chunks played of the one cut short, are results too
+        raise _interrupted(plan, results, playing, time.perf_counter() - started) from None
     return _summary(plan, results, time.perf_counter() - started)
 
 
+RATING_SECONDS_AFTER_CTRL_C = 0.5  # a partial result's rating stops here: the exit must not wait on ~30 us a round
+
+
+def _interrupted(plan: _Plan, results: _Results, playing: tuple | None, playing_seconds: float) -> TournamentInterrupted:
+    """Ctrl-C's ``TournamentInterrupted``: the result of the tables finished and of the chunks played of the table
+    cut short (``TournamentInterrupted``), rated for at most ``RATING_SECONDS_AFTER_CTRL_C``."""
+    finished, scheduled = len(results.tables), len(plan.tables)
+    partial = {"tables_finished": finished, "tables_scheduled": scheduled}
+    if playing is not None and playing[0] > finished and playing[2]:
+        number, table, parts = playing
+        played = _played(table, parts)
+        partial["cut_table"] = {"table": table.name, "rounds_played": len(played["lineups"]), "rounds_scheduled": len(table.lineups)}
+        results.add(number, dataclasses.replace(table, lineups=played["lineups"]), played, plan)
+    if not results.tables:
+        return TournamentInterrupted(None, finished, scheduled)
+    result = _summary(plan, results, playing_seconds, time.perf_counter() + RATING_SECONDS_AFTER_CTRL_C)
+    timing = result["timing"]
+    if timing["rated_rounds"] < timing["rounds"] - timing["truncated"]:
+        partial["rated_rounds"] = timing["rated_rounds"]
+    result["partial"] = partial
+    return TournamentInterrupted(result, finished, scheduled)
+
+
 class TournamentInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``run``: ``result`` is what the finished tables give (a result as ``run`` returns, with
-    ``result["partial"]`` = {"tables_finished", "tables_scheduled"}), or None if no table had finished."""
+    """Ctrl-C during ``run``: ``result`` is what was played (a result as ``run`` returns, with ``result["partial"]``
+    = {"tables_finished", "tables_scheduled"}, plus ``"cut_table"`` = {"table", "rounds_played",
+    "rounds_scheduled"} when the chunks played of the table cut short are in it, and ``"rated_rounds"`` when the
+    rating stopped before the last round), or None if not one chunk of rounds had finished."""
 
     def __init__(self, result: dict | None, finished: int, scheduled: int):
         super().__init__(f"interrupted after {finished} of {scheduled} tables")
@@ -479,7 +525,8 @@ class _Results:
 
     def add(self, number: int, table: Seating, played: dict, plan: _Plan) -> None:
         """Seating ``number`` (from 1), as ``_play_table`` played it."""
-        self.rows.extend(_table_rows(table, played, plan.labels, plan.num_players))
+        rows = _table_rows(table, played, plan.labels, plan.num_players)  # the slow part, before anything is kept
+        self.rows.extend(rows)
         self.lineups.append(played["lineups"])
         self.won.append(played["won"])
         self.points.append(played["points"])
@@ -495,12 +542,13 @@ class _Results:
         self.records.append(entry)
 
 
-def _summary(plan: _Plan, results: _Results, playing_seconds: float) -> dict:
-    """``run``'s result from the tables played (all of them, or those finished before a Ctrl-C)."""
+def _summary(plan: _Plan, results: _Results, playing_seconds: float, rating_deadline: float | None = None) -> dict:
+    """``run``'s result from the tables played (all of them, or what was played before a Ctrl-C), rated until
+    ``rating_deadline`` (``time.perf_counter()``; None: every round)."""
     lineups, won = np.concatenate(results.lineups), np.concatenate(results.won)
     started = time.perf_counter()
     rating_seed = None if plan.table_seeds[-1] is None else int(plan.table_seeds[-1])
-    mu, sigma = rate(lineups, won, len(plan.labels), rating_seed)
+    mu, sigma, rated = _rate_until(lineups, won, len(plan.labels), rating_seed, rating_deadline)
     rating_seconds = time.perf_counter() - started
     played_rounds = len(lineups)
     return {
@@ -522,6 +570,7 @@ def _summary(plan: _Plan, results: _Results, playing_seconds: float) -> dict:
             "playing_seconds": playing_seconds,
             "rating_seconds": rating_seconds,
             "rounds": played_rounds,
+            "rated_rounds": rated,
             "truncated": int(np.concatenate(results.truncated).sum()),
             "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
         },
@@ -742,14 +791,13 @@ def _play_and_report(args: argparse.Namespace, argv: list[str], labels: list[str
     try:
         result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress,
                      args.record, records_dir, **rules)
-    except TournamentInterrupted as interrupted:  # Ctrl-C: report and save the tables that finished
+    except TournamentInterrupted as interrupted:  # Ctrl-C: report and save what was played
         result, status = interrupted.result, 130
         if result is None:
-            print("interrupted before the first table finished: nothing to report", file=sys.stderr)
+            print("interrupted before the first rounds finished: nothing to report", file=sys.stderr)
             return status
-        done = result["partial"]
-        print(f"interrupted: {done['tables_finished']} of {done['tables_scheduled']} tables finished; "
-              "their results follow (marked partial)", file=sys.stderr)
+        print(f"{partial_summary(result['partial'], result['config']['unit'])}; what was played follows (marked partial)",
+              file=sys.stderr)
     print(format_report(result))
     if args.out:
         command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import signal
 import subprocess
 import sys
 import time
@@ -316,3 +317,56 @@ def test_a_second_tournament_on_a_folder_in_use_is_refused(tmp_path, capsys):
         first.kill()
         first.wait()
     assert not (out / "results.json").exists()
+
+
+# ------------------------------------------------------------ Ctrl-C keeps what was played
+
+
+def test_ctrl_c_during_the_first_table_writes_the_rounds_played_marked_partial(tmp_path):
+    out = tmp_path / "t"
+    argv = ["agents.evaluation.tournament", "random", "random-play", "--rounds", "1000000", "--envs", "8", "--record", "70",
+            "--quiet", "--out", str(out)]
+    # Ctrl-C as at a terminal: a process started in the background (as a CI job may start the suite) inherits
+    # SIGINT ignored, so the child restores Python's own.
+    restore_ctrl_c = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                      f"sys.argv = {argv!r}; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)")
+    process = subprocess.Popen([sys.executable, "-c", restore_ctrl_c], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # --envs 8 plays chunks of 64 rounds: the record of round 64 is written once the first chunk is done.
+    second_chunk = out / "records" / "01-random-vs-random-play-round000064.json"
+    try:
+        waited = time.monotonic()
+        while not second_chunk.exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() - waited < 180
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr[-2000:]
+    saved = json.loads((out / "results.json").read_text())
+    cut = saved["partial"]["cut_table"]
+    assert saved["partial"]["tables_finished"] == 0 and saved["partial"]["tables_scheduled"] == 1
+    assert cut["table"] == "random vs random-play" and cut["rounds_scheduled"] == 1_000_000
+    assert 64 <= cut["rounds_played"] < 1_000_000 and cut["rounds_played"] % 64 == 0  # whole chunks
+    assert saved["timing"]["rounds"] == saved["tables"][0]["rounds"] == cut["rounds_played"]
+    assert {row["rounds"] for row in saved["rows"]} == {cut["rounds_played"]}
+    assert sum(entry["seat_rounds"] for entry in saved["ranking"]) == 2 * cut["rounds_played"]
+    played = f"{cut['rounds_played']:,} of 1,000,000 rounds of random vs random-play"
+    assert f"interrupted after 0 of 1 tables and {played}" in stderr
+    assert f"PARTIAL: interrupted after 0 of 1 tables and {played}" in stdout
+    with open(out / "results.csv", newline="") as handle:
+        assert {int(row["rounds"]) for row in csv.DictReader(handle)} == {cut["rounds_played"]}
+
+
+def test_the_rating_of_a_partial_result_stops_at_its_deadline():
+    from agents.evaluation.rounds import rotating_lineups
+
+    rounds = 100_000  # about 3 s to rate them all
+    lineups = rotating_lineups(rounds, 2)
+    won = np.zeros((rounds, 2), bool)
+    won[np.arange(rounds), np.random.default_rng(0).integers(0, 2, rounds)] = True
+    assert tournament._rate_until(lineups[:100], won[:100], 2, 0, deadline=None)[2] == 100
+    rated = tournament._rate_until(lineups, won, 2, 0, deadline=time.perf_counter() + 0.3)[2]
+    assert 0 < rated < rounds
+    assert tournament._rate_until(lineups, won, 2, 0, deadline=time.perf_counter() - 1)[2] == 0
