@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -41,6 +42,15 @@ class _AppendToTuple(argparse.Action):
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """The description (a script's docstring) as written, and every option's default after its help."""
+
+
+def one_torch_thread() -> None:
+    """One torch thread, once the agents are loaded: their small batched networks only contend for a second thread on
+    a 2-core machine (10x slower seen). Nothing to do when no agent loaded torch (rule-based players only), and torch
+    is not loaded for it."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def exit_with_error(parser: argparse.ArgumentParser, problem: str) -> NoReturn:

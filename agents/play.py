@@ -35,19 +35,18 @@ import time
 import warnings
 
 import numpy as np
-import torch
 
-from hpuno_env import ACTION_LABELS, VectorEngine, kernel
-from hpuno_env._output import file_problem
+# The engine (hpuno_env.kernel, .records, .render) loads on first use, through the package: a refused command line
+# is answered before numba and torch load.
+import hpuno_env
+from hpuno_env import ACTION_LABELS
+from hpuno_env._output import file_problem, program_name
 from hpuno_env.cards import CARD_LABELS, CHALLENGE, CATCH, TARGET_BASE
-from hpuno_env.records import Recorder, save_record
-from hpuno_env.render import describe_events, render_ansi
 from hpuno_env.replay import read_line, terminal_supports_color
 
-from .players import load
-from hpuno_env._output import program_name
+from .players import check_name, load
 
-from ._cli import parse_rules
+from ._cli import one_torch_thread, parse_rules
 
 HUMAN = "human"
 RECORD_FOLDER = os.path.join("runs", "games")  # the default --record's folder (module docstring)
@@ -95,12 +94,16 @@ def seat_names(num_players: int, seat: int, opponents: str) -> list[str]:
 def load_player(name: str, num_players: int, seed: int | None, rules: dict):
     """An agent for a seat, by any name ``agents.load`` takes, for games under ``rules`` (a trained agent made
     under others warns); an unknown name's error also offers ``human``."""
+    check_player_name(name)
+    return load(name, num_players=num_players, seed=seed, rules_options=rules)
+
+
+def check_player_name(name: str) -> None:
+    """``agents.players.check_name``'s ValueError for an unknown name, also offering ``human``; loads nothing."""
     try:
-        return load(name, num_players=num_players, seed=seed, rules_options=rules)
+        check_name(name)
     except ValueError as error:
-        if str(error).startswith("unknown agent"):
-            raise ValueError(f"{error} (or {HUMAN}, a person at this terminal)") from None
-        raise
+        raise ValueError(f"{error} (or {HUMAN}, a person at this terminal)") from None
 
 
 HANDOVER_LINES = 60  # blank lines that scroll one person's hand off the screen before the next person's turn
@@ -109,7 +112,7 @@ HANDOVER_LINES = 60  # blank lines that scroll one person's hand off the screen 
 class TerminalMatch:
     """One match between people at this terminal and agents, told as it goes."""
 
-    def __init__(self, names: list[str], engine: VectorEngine, policies: dict, seed: int | None, out=None, ask=None):
+    def __init__(self, names: list[str], engine: hpuno_env.VectorEngine, policies: dict, seed: int | None, out=None, ask=None):
         self.names = names
         self.engine = engine
         self.policies = policies
@@ -124,7 +127,7 @@ class TerminalMatch:
         self.since_handover: list[str] = []  # what was said since the last handover, shown again after the next
         self.color = terminal_supports_color(out)
         self.seed = seed
-        self.recorder = Recorder(engine, seed=seed, players=names)
+        self.recorder = hpuno_env.records.Recorder(engine, seed=seed, players=names)
         self._action = np.zeros(1, np.int64)
         # (seat, owner) -> (the hand a challenge showed seat, the round and decision when): a shown hand is a
         # snapshot, and cards played since must not look as if they were still held
@@ -156,7 +159,7 @@ class TerminalMatch:
         goal = f"a match to {options.target_score} points" if options.episode == "match" else "one round"
         self.say(f"Playing {goal}. Answer with a number or a label; q quits.")
         self.narrate()
-        while self.engine.state.phase[0] != kernel.OVER:
+        while self.engine.state.phase[0] != hpuno_env.kernel.OVER:
             seat = int(self.engine.current_player[0])
             if self.names[seat] == HUMAN:
                 action = self.ask_person(seat)
@@ -181,13 +184,13 @@ class TerminalMatch:
     def narrate(self) -> None:
         """The last step's events in words; the scores when a round ended (before the next deal)."""
         events = self.engine.events(0)
-        ends = [i for i, event in enumerate(events) if event[0] == kernel.EV_ROUND_END]
+        ends = [i for i, event in enumerate(events) if event[0] == hpuno_env.kernel.EV_ROUND_END]
         split = ends[-1] + 1 if ends else 0
-        for line in describe_events(events[:split], self.agents, self.narrated_viewer):
+        for line in hpuno_env.render.describe_events(events[:split], self.agents, self.narrated_viewer):
             self.tell(f"  {line}")
         if ends:
             self.show_scores()
-        for line in describe_events(events[split:], self.agents, self.narrated_viewer):
+        for line in hpuno_env.render.describe_events(events[split:], self.agents, self.narrated_viewer):
             self.tell(f"  {line}")
 
     def show_scores(self) -> None:
@@ -222,7 +225,7 @@ class TerminalMatch:
                     self.say(line)
         self.last_person = seat
         self.say()
-        self.say(render_ansi(state, agent, [], color=self.color))
+        self.say(hpuno_env.render.render_ansi(state, agent, [], color=self.color))
         for line in self.revealed_hands(seat):
             self.say(line)
         legal = [int(a) for a in np.flatnonzero(self.engine.legal_mask()[0])]
@@ -330,8 +333,7 @@ def parse_answer(answer: str, legal: list[int]) -> tuple[int | None, str | None]
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)  # small batched networks: a second thread only contends on a 2-core machine (10x slower seen)
-    try:
+    try:  # every argument checked before any agent loads (and with it the engine, and torch for a trained agent)
         rules = parse_rules(args.rule, args.rules)
         rules.setdefault("episode", "match")
         if not 2 <= args.players <= 10:
@@ -339,6 +341,17 @@ def main(argv=None) -> int:
         if not 0 <= args.seat < args.players:
             raise ValueError(f"--seat must be in [0, {args.players}), got {args.seat}")
         names = seat_names(args.players, args.seat, args.opponents)
+        for name in set(names) - {HUMAN}:
+            check_player_name(name)
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
+    path = args.record or os.path.join(RECORD_FOLDER, time.strftime("hpuno-game-%Y%m%d-%H%M%S.json"))
+    problem = file_problem(path)
+    if problem is None and os.path.exists(path):
+        problem = f"{path} already exists (a record is never overwritten: give another path)"
+    if problem:  # found before the game, not after it
+        parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
+    try:
         seeds = np.random.SeedSequence(args.seed).generate_state(args.players) if args.seed is not None else [None] * args.players
         with warnings.catch_warnings(record=True) as caught:  # an agent trained under other rules: said plainly
             warnings.simplefilter("always")
@@ -348,16 +361,16 @@ def main(argv=None) -> int:
             }
         for warning in caught:
             print(f"warning: {warning.message}", file=sys.stderr)
-        engine = VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
+        engine = hpuno_env.VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
-    path = args.record or os.path.join(RECORD_FOLDER, time.strftime("hpuno-game-%Y%m%d-%H%M%S.json"))
-    problem = file_problem(path)
-    if problem is None and os.path.exists(path):
-        problem = f"{path} already exists (a record is never overwritten: give another path)"
-    if problem:  # found before the game, not after it
-        parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
-    table = TerminalMatch(names, engine, policies, args.seed)
+    one_torch_thread()
+    return _play_match(TerminalMatch(names, engine, policies, args.seed), path)
+
+
+def _play_match(table: TerminalMatch, path: str) -> int:
+    """Play the match at this terminal and save its record to ``path`` (or, if that fails now, to a new temporary
+    file); the exit status."""
     try:
         outcome = table.play()
     except KeyboardInterrupt:
@@ -366,12 +379,12 @@ def main(argv=None) -> int:
     if outcome == "quit":
         table.say("You left the game.")
     try:
-        save_record(table.record(), path)
+        hpuno_env.records.save_record(table.record(), path)
     except OSError as error:  # the path was writable at the start; keep the game anyway
         table.say(f"Could not save the record to {path} ({error.strerror or error}).")
         handle, path = tempfile.mkstemp(prefix="hpuno-game-", suffix=".json")  # a new file: nothing is overwritten
         os.close(handle)
-        save_record(table.record(), path)
+        hpuno_env.records.save_record(table.record(), path)
     table.say(f"Game record saved to {path} (python -m hpuno_env.replay {path} shows it again).")
     return 0
 

@@ -473,13 +473,13 @@ def records_held() -> int:
 def test_a_tournament_writing_its_records_holds_one_per_game_slot_however_many_it_records(tmp_path, monkeypatch):
     from agents.evaluation import tournament
 
-    real_save, held_at_each_save = tournament.save_record, []
+    real_save, held_at_each_save = hpuno_env.records.save_record, []
 
     def counting_save(record, path):
         held_at_each_save.append(records_held() - held_before)
         real_save(record, path)
 
-    monkeypatch.setattr(tournament, "save_record", counting_save)
+    monkeypatch.setattr(hpuno_env.records, "save_record", counting_save)
     held_before = records_held()
     # 2 slots and 16-round chunks: 40 records from three chunks, each slot recording 20 games one after another.
     streamed = tournament.run(["heuristic", "random-play"], num_players=2, rounds=40, seed=3, num_envs=2, record=40,
@@ -501,7 +501,7 @@ def test_a_tournament_writing_its_records_holds_one_per_game_slot_however_many_i
 def test_ctrl_c_in_a_recording_tournament_keeps_the_records_finished_so_far_on_disk(tmp_path, monkeypatch, capsys):
     from agents.evaluation import tournament
 
-    real_save, saved = tournament.save_record, []
+    real_save, saved = hpuno_env.records.save_record, []
 
     def interrupted_on_the_twelfth(record, path):
         if len(saved) == 11:
@@ -509,7 +509,7 @@ def test_ctrl_c_in_a_recording_tournament_keeps_the_records_finished_so_far_on_d
         real_save(record, path)
         saved.append(os.path.basename(path))
 
-    monkeypatch.setattr(tournament, "save_record", interrupted_on_the_twelfth)
+    monkeypatch.setattr(hpuno_env.records, "save_record", interrupted_on_the_twelfth)
     out = tmp_path / "t"
     status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "2",
                               "--record", "24", "--out", str(out), "--quiet"])  # 8 records per table: all its rounds
@@ -764,9 +764,9 @@ def count_drawings(monkeypatch, fail_on: int | None = None) -> dict:
     import gc
     import weakref
 
-    import hpuno_env.replay as replay_module
+    import hpuno_env.render as render_module
 
-    real, seen = replay_module.render_rgb, {"calls": 0, "most_alive": 0, "alive": []}
+    real, seen = render_module.render_rgb, {"calls": 0, "most_alive": 0, "alive": []}
 
     def counted(*args, **kwargs):
         seen["calls"] += 1
@@ -778,7 +778,7 @@ def count_drawings(monkeypatch, fail_on: int | None = None) -> dict:
         seen["most_alive"] = max(seen["most_alive"], len(seen["alive"]))
         return picture
 
-    monkeypatch.setattr(replay_module, "render_rgb", counted)
+    monkeypatch.setattr(render_module, "render_rgb", counted)  # what replay draws with
     return seen
 
 

@@ -212,7 +212,7 @@ def test_a_challenge_shows_the_person_the_bluffers_hand():
 
 
 def test_a_record_that_cannot_be_saved_after_the_game_goes_to_a_new_temporary_file(tmp_path, monkeypatch, capsys):
-    import agents.play as play
+    import hpuno_env.records
     from hpuno_env.records import save_record
 
     calls = []
@@ -223,7 +223,7 @@ def test_a_record_that_cannot_be_saved_after_the_game_goes_to_a_new_temporary_fi
             raise PermissionError(13, "Permission denied")
         save_record(record, path)
 
-    monkeypatch.setattr(play, "save_record", failing_once)
+    monkeypatch.setattr(hpuno_env.records, "save_record", failing_once)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # the person leaves at once
     assert play_main(["--opponents", "heuristic", "--seed", "4", "--record", str(tmp_path / "game.json")]) == 0
     out = capsys.readouterr().out

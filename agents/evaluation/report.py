@@ -15,9 +15,9 @@ import re
 
 import numpy as np
 
+import hpuno_env
 from hpuno_env import RulesOptions
 from hpuno_env._output import FolderLock, file_problem, folder_problem
-from hpuno_env.records import save_record
 
 
 def _format_grid(header: list[str], lines: list[list[str]], right: set[int]) -> str:
@@ -252,7 +252,7 @@ def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str |
     for entry in records:
         if "record" in entry:  # not one ``run`` already wrote (its ``records_dir``)
             path = os.path.join(out_dir, "records", entry["file"])
-            save_record(entry["record"], path)
+            hpuno_env.records.save_record(entry["record"], path)
             paths.append(path)
     if plot:
         for name, draw in zip(PICTURE_FILES, (plot_pairwise, plot_ratings)):

@@ -89,25 +89,24 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import torch
 from openskill.models import PlackettLuce
 from tqdm import tqdm
 
+# The engine (hpuno_env.kernel, .records) loads on first use, through the package: a refused command line is
+# answered before numba and torch load.
 import hpuno_env
-from agents._cli import exit_with_error, parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+from agents._cli import exit_with_error, one_torch_thread, parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
     OUTPUT_FILES, PICTURE_FILES, claim_outputs, format_duplicate_report, format_report, outputs_problem, partial_summary,
     plot_pairwise, plot_ratings, write_duplicate_outputs, write_outputs,
 )
 from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, winning_seats
-from agents.players import available, load
+from agents.players import available, check_name, load
 from hpuno_env import RulesOptions
 from hpuno_env._checks import check_int, check_positive_int, check_seed
 from hpuno_env._output import program_name
 from hpuno_env.options import check_num_players
-from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
-from hpuno_env.records import Recorder, save_record
 
 ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
 DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
@@ -194,9 +193,10 @@ class _RecordStream:
     seats). It keeps none itself, so however many rounds are recorded, a slot holds one record at a time."""
 
     def __init__(self, engine, slot: int, seed: int | None, share: int, keep):
-        self.recorder = Recorder(engine, game=slot, seed=seed)  # no max_records: the share is counted here
+        self.recorder = hpuno_env.records.Recorder(engine, game=slot, seed=seed)  # no max_records: the share is counted here
         self.slot, self.share, self.keep, self.kept = slot, share, keep, 0
-        self.win_event = EV_MATCH_END if engine.options.episode == "match" else EV_ROUND_END
+        kernel = hpuno_env.kernel
+        self.win_event = kernel.EV_MATCH_END if engine.options.episode == "match" else kernel.EV_ROUND_END
 
     def after_reset(self, games) -> None:
         if self.kept < self.share:
@@ -538,7 +538,7 @@ class _Results:
         and written to ``records_dir`` (then not kept) when there is one."""
         entry = _record_entry(number, table, round_index, record, won, plan.labels, plan.unit)
         if self.records_dir is not None:
-            save_record(entry.pop("record"), os.path.join(self.records_dir, entry["file"]))
+            hpuno_env.records.save_record(entry.pop("record"), os.path.join(self.records_dir, entry["file"]))
         self.records.append(entry)
 
 
@@ -736,39 +736,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)  # small batched networks: a second thread only contends on a 2-core machine (10x slower seen)
     if args.plot and not args.out:
-        parser.error("--plot needs --out DIR (where the pictures go)")
+        exit_with_error(parser, "--plot needs --out DIR (where the pictures go)")
     if args.record and not args.out:
-        parser.error("--record needs --out DIR (the records go in DIR/records/)")
+        exit_with_error(parser, "--record needs --out DIR (the records go in DIR/records/)")
     if args.overwrite and not args.out:
-        parser.error("--overwrite needs --out DIR (the folder whose results it replaces)")
+        exit_with_error(parser, "--overwrite needs --out DIR (the folder whose results it replaces)")
     if args.duplicate:
         return _main_duplicate(parser, args, argv)
-    try:
-        rules = _rules_given(args)
-        # Check everything (players, counts, agents) before any game is played.
-        check_num_players(args.players)
-        check_positive_int(args.rounds, "--rounds")
-        check_positive_int(args.envs, "--envs")
-        check_int(args.record, "--record", low=0)
-        check_seed(args.seed, "--seed")
-        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
-    except (ValueError, TypeError) as error:
-        parser.error(str(error))
+    rules = _checked_arguments(parser, args, args.agents)
     problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
     if problem:  # found now, not after the games
-        parser.error(f"--out: {problem}")
+        exit_with_error(parser, f"--out: {problem}")
     try:
-        check_size(len(labels), args.players, args.rounds, not args.no_mixed)
-    except ValueError as error:
-        parser.error(str(error))
+        check_size(len(args.agents), args.players, args.rounds, not args.no_mixed)
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
+    except (ValueError, TypeError) as error:
+        exit_with_error(parser, str(error))
+    one_torch_thread()
     lock = _claim_out(parser, args)
     try:
         return _play_and_report(args, argv, labels, policies, rules)
     finally:
         if lock is not None:
             lock.release()
+
+
+def _checked_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, agent_names: list[str]) -> dict:
+    """The rules options given; every number and agent name checked first, before any agent loads (and with it the
+    engine, and torch for a trained agent), so that a refusal comes at once. A problem ends the command (status 2)."""
+    try:
+        rules = _rules_given(args)
+        check_num_players(args.players)
+        check_positive_int(args.rounds, "--rounds")
+        check_positive_int(args.envs, "--envs")
+        check_int(args.record, "--record", low=0)
+        check_seed(args.seed, "--seed")
+        for name in agent_names:
+            check_name(name)
+    except (ValueError, TypeError) as error:
+        exit_with_error(parser, str(error))
+    return rules
 
 
 def _claim_out(parser: argparse.ArgumentParser, args: argparse.Namespace):
@@ -821,22 +829,19 @@ def _rules_given(args: argparse.Namespace) -> dict:
 def _main_duplicate(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> int:
     """``main`` with --duplicate: two agents on duplicate deals against --opponent, the paired table printed."""
     if len(args.agents) != 2:
-        parser.error(f"--duplicate compares exactly two agents, got {len(args.agents)}")
+        exit_with_error(parser, f"--duplicate compares exactly two agents, got {len(args.agents)}")
     if args.plot or args.record:
-        parser.error("--duplicate draws no pictures and keeps no records (--plot, --record)")
+        exit_with_error(parser, "--duplicate draws no pictures and keeps no records (--plot, --record)")
+    rules = _checked_arguments(parser, args, [*args.agents, args.opponent])
+    problem = args.out and outputs_problem(args.out, False, False)
+    if problem:
+        exit_with_error(parser, f"--out: {problem}")
     try:
-        rules = _rules_given(args)
-        check_num_players(args.players)
-        check_positive_int(args.rounds, "--rounds")
-        check_positive_int(args.envs, "--envs")
-        check_seed(args.seed, "--seed")
         labels, policies = load_agents(args.agents, args.players, args.seed, rules)
         opponent = load(args.opponent, num_players=args.players, seed=args.seed, rules_options=rules)
     except (ValueError, TypeError) as error:
-        parser.error(str(error))
-    problem = args.out and outputs_problem(args.out, False, False)
-    if problem:
-        parser.error(f"--out: {problem}")
+        exit_with_error(parser, str(error))
+    one_torch_thread()
     lock = _claim_out(parser, args)
     try:
         result = run_duplicate(dict(zip(labels, policies)), opponent, args.players, args.rounds, args.seed, args.envs,
