@@ -1,6 +1,6 @@
 """``python -m agents.play``: a person plays Harry Potter UNO in the terminal against the agents.
 
-    python -m agents.play --players 3 --opponents heuristic,ppo_2p --seed 1
+    python -m agents.play --players 3 --opponents heuristic,ppo_universal --seed 1
 
 The person sits in ``--seat`` (0 by default); ``--opponents`` names the
 agents in the other seats, from the person's left (one name fills every
@@ -18,8 +18,8 @@ answers are explained and asked again. What everybody does is told as it
 happens (a card someone else draws stays hidden), and the scores after each
 round. When the match ends, on ``q`` or at the end of the input, the game
 record (``hpuno_env.records``) is saved to ``--record`` (by default
-``runs/games/hpuno-game-<date>-<time>.json`` under the current folder,
-``RECORD_FOLDER``; ``runs/`` is in the project's ``.gitignore``, so games
+``runs/games/hpuno-game-<date>-<time>.json`` under the current folder, with
+``-2``, ``-3``, ... added when that name is taken: ``RECORD_FOLDER``; ``runs/`` is in the project's ``.gitignore``, so games
 played in a checkout are not committed by accident): ``python -m
 hpuno_env.replay FILE`` shows it again. A closed or exhausted stdin counts as
 the end of the input.
@@ -51,6 +51,12 @@ from ._cli import one_torch_thread, parse_rules
 HUMAN = "human"
 RECORD_FOLDER = os.path.join("runs", "games")  # the default --record's folder (module docstring)
 QUIT_WORDS = ("q", "quit", "exit")
+EXAMPLES = """examples:
+  hpuno-play                                                 # you against the heuristic, a whole match
+  hpuno-play --players 3 --opponents heuristic,ppo_universal --seed 1
+  hpuno-play --players 4 --opponents human,heuristic,random-play   # two people sharing the keyboard
+  hpuno-play --rule episode=round --record runs/games/game.json    # one round; its record saved there
+  hpuno-replay runs/games/game.json                          # the game again, one decision per Enter"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=program_name("agents.play", "hpuno-play"),
         description="Play a Harry Potter UNO match in the terminal against agents. "
         "Answer with the number or the label of an action; q quits (the game record is saved).",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--players", type=int, default=2, help="seats at the table, 2..10 (default 2)")
     parser.add_argument("--opponents", default="heuristic", metavar="A[,B...]",
@@ -345,7 +352,7 @@ def main(argv=None) -> int:
             check_player_name(name)
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
-    path = args.record or os.path.join(RECORD_FOLDER, time.strftime("hpuno-game-%Y%m%d-%H%M%S.json"))
+    path = args.record or free_record_path(time.strftime("hpuno-game-%Y%m%d-%H%M%S"))
     problem = file_problem(path)
     if problem is None and os.path.exists(path):
         problem = f"{path} already exists (a record is never overwritten: give another path)"
@@ -366,6 +373,16 @@ def main(argv=None) -> int:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     one_torch_thread()
     return _play_match(TerminalMatch(names, engine, policies, args.seed), path)
+
+
+def free_record_path(stem: str) -> str:
+    """``RECORD_FOLDER/STEM.json``, or with ``-2``, ``-3``, ... added when a game started in the same second has
+    taken the name (a record is never overwritten)."""
+    path, number = os.path.join(RECORD_FOLDER, f"{stem}.json"), 1
+    while os.path.lexists(path):
+        number += 1
+        path = os.path.join(RECORD_FOLDER, f"{stem}-{number}.json")
+    return path
 
 
 def _play_match(table: TerminalMatch, path: str) -> int:

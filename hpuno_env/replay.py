@@ -78,11 +78,18 @@ def _frame_count(text: str) -> int:
     return value
 
 
+EXAMPLES = """examples:
+  hpuno-replay runs/games/game.json                         # one decision per Enter (hpuno-play writes such files)
+  hpuno-replay runs/games/game.json --all --viewer 0        # every step at once, seat 0's hand shown
+  hpuno-replay runs/games/game.json --gif game.gif --max-frames 60"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name("hpuno_env.replay", "hpuno-replay"),
         description="Step through a Harry Potter UNO game record (JSON from hpuno_env.records, "
         "agents.play or the tournament): one decision per Enter, q to stop.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="the record (JSON)")
     parser.add_argument("--all", action="store_true", help="print every step without waiting for Enter")

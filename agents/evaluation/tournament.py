@@ -84,6 +84,7 @@ import os
 import re
 import shlex
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
@@ -693,16 +694,25 @@ def _in_table_order(entries: list[dict], tables: list[Seating]) -> list[dict]:
 # ------------------------------------------------------------ command line
 
 
+EXAMPLES = """examples:
+  hpuno-tournament heuristic random-play ppo_2p --players 2 --rounds 20000 --seed 0 --out runs/t --plot
+  hpuno-tournament heuristic ppo_universal random-play --players 4 --rounds 2000 --record 6 --out runs/t4
+  hpuno-tournament heuristic random --episode match --rule target_score=200 --rounds 500
+  hpuno-tournament heuristic heuristic-v0 --duplicate --opponent heuristic --rounds 4000 --out runs/dup
+  hpuno-tournament heuristic random-play --out runs/t --overwrite   # replace an earlier result there"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name("agents.evaluation.tournament", "hpuno-tournament"),
         description=(
-            "Play every pairing of the given agents on the batched engine (each agent alone against "
-            "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players; "
-            "seats rotated, every round played to its end), then print a ranked table with 95% intervals "
+            "Play every pairing of the given agents on the batched engine (each agent alone against\n"
+            "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players;\n"
+            "seats rotated, every round played to its end), then print a ranked table with 95% intervals\n"
             "and openskill ratings."
         ),
-        epilog=f"Agent names: {', '.join(available())}, or the path of a saved agent file.",
+        epilog=f"{EXAMPLES}\n\n" + textwrap.fill(f"Agent names: {', '.join(available())}, or the path of a saved agent file.", 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("agents", nargs="+", metavar="AGENT", help="two or more agent names or paths (a name given twice is compared with itself)")
     parser.add_argument("--players", type=int, default=2, help="seats per game, 2..10 (default: 2)")
