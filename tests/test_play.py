@@ -254,3 +254,16 @@ def test_an_agent_trained_under_other_rules_is_named_in_a_warning(tmp_path):
     assert "warning: agent" in played.stderr and "stacking='mixed' (trained with 'none')" in played.stderr
     same = run_play("--players", 2, "--opponents", "ppo_2p", "--record", tmp_path / "s.json", stdin="q\n")
     assert "warning" not in same.stderr
+
+
+def test_games_started_in_the_same_second_get_their_own_default_record(tmp_path, monkeypatch, capsys):
+    import time
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(time, "strftime", lambda pattern: "hpuno-game-20261206-120000")  # both in the same second
+    for _ in range(2):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        assert play_main(["--opponents", "random", "--seed", "1"]) == 0
+    saved = sorted(path.name for path in (tmp_path / "runs" / "games").iterdir())
+    assert saved == ["hpuno-game-20261206-120000-2.json", "hpuno-game-20261206-120000.json"]
+    assert "already exists" not in capsys.readouterr().err
