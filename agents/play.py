@@ -13,7 +13,8 @@ At each of the person's decisions the table is shown as that seat sees it
 (the ANSI picture of ``hpuno_env.render``, in colour on a terminal): the top
 card and colour, every hand's size, the person's own hand, and any hand a
 challenge showed them; then the legal actions, numbered. The answer is a
-number, a label (``play:red:7``, or just ``red:7``), or ``q`` to quit; other
+number, a label (``play:red:7``, or just ``red:7``; ``color:yellow``, or just
+``yellow``), or ``q`` to quit; other
 answers are explained and asked again. What everybody does is told as it
 happens (a card someone else draws stays hidden), and the scores after each
 round. When the match ends, on ``q`` or at the end of the input, the game
@@ -32,7 +33,6 @@ import os
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
 
@@ -46,7 +46,7 @@ from hpuno_env.replay import read_line, terminal_supports_color
 
 from .players import check_name, load
 
-from ._cli import one_torch_thread, parse_rules
+from ._cli import one_torch_thread, parse_rules, warnings_as_lines
 
 HUMAN = "human"
 RECORD_FOLDER = os.path.join("runs", "games")  # the default --record's folder (module docstring)
@@ -328,8 +328,8 @@ def parse_answer(answer: str, legal: list[int]) -> tuple[int | None, str | None]
         if 1 <= number <= len(legal):
             return legal[number - 1], None
         return None, f"There is no action {number}: choose a number from 1 to {len(legal)}."
-    label = text if text in ACTION_LABELS else f"play:{text}"
-    if label not in ACTION_LABELS:
+    label = text if text in ACTION_LABELS else shorthand_label(text)
+    if label is None:
         return None, f"{answer.strip()!r} is not an action: type a number from 1 to {len(legal)} or a label from the list."
     action = ACTION_LABELS.index(label)
     if action not in legal:
@@ -337,6 +337,17 @@ def parse_answer(answer: str, legal: list[int]) -> tuple[int | None, str | None]
     return action, None
 
 
+SHORTHAND_PREFIXES = ("play:", "color:")  # a label may be typed without them: green:2 (play:green:2), yellow (color:yellow)
+
+
+def shorthand_label(text: str) -> str | None:
+    """The one label ``text`` is short for (``green:2``: ``play:green:2``, ``yellow``: ``color:yellow``,
+    ``wild``: ``play:wild``), or None (none, or more than one)."""
+    labels = [prefix + text for prefix in SHORTHAND_PREFIXES if prefix + text in ACTION_LABELS]
+    return labels[0] if len(labels) == 1 else None
+
+
+@warnings_as_lines()  # e.g. an agent trained under other rules: one line, not Python's source line
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -360,14 +371,10 @@ def main(argv=None) -> int:
         parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
     try:
         seeds = np.random.SeedSequence(args.seed).generate_state(args.players) if args.seed is not None else [None] * args.players
-        with warnings.catch_warnings(record=True) as caught:  # an agent trained under other rules: said plainly
-            warnings.simplefilter("always")
-            policies = {
-                seat: load_player(name, args.players, None if seeds[seat] is None else int(seeds[seat]), rules)
-                for seat, name in enumerate(names) if name != HUMAN
-            }
-        for warning in caught:
-            print(f"warning: {warning.message}", file=sys.stderr)
+        policies = {
+            seat: load_player(name, args.players, None if seeds[seat] is None else int(seeds[seat]), rules)
+            for seat, name in enumerate(names) if name != HUMAN
+        }
         engine = hpuno_env.VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")

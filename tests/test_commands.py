@@ -174,3 +174,20 @@ def test_hpuno_arena_help_examples_parse():
 
     for argv in examples(help_text("-m", "agents.arena"), "hpuno-arena"):  # a server: started nowhere here
         build_parser().parse_args(argv)
+
+
+# ------------------------------------------------------------ warnings
+
+
+@pytest.mark.parametrize("argv", [
+    ["agents.evaluation.tournament", "ppo_2p", "random", "--rule", "deck=classic", "--rounds", "4", "--envs", "4"],
+    ["agents.play", "--opponents", "ppo_2p", "--rule", "deck=classic", "--record", "game.json"],
+    ["agents.studies.exploit", "ppo_2p", "--rule", "deck=classic", "--timesteps", "64", "--envs", "2", "--rounds", "2",
+     "--curve-points", "1", "--curve-rounds", "2", "--warm-start-decisions", "0"],
+])
+def test_an_agent_trained_under_other_rules_is_one_warning_line(argv, tmp_path):
+    finished = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                              stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": ROOT})
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    said = [line for line in finished.stderr.splitlines() if "warn" in line.lower()]
+    assert len(said) == 1 and said[0].startswith("warning: agent ") and "deck='classic'" in said[0], finished.stderr

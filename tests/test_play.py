@@ -151,6 +151,12 @@ def test_seats_and_answers():
     assert parse_answer("RED:7", legal) == (legal[0], None)
     assert parse_answer("Q", legal) == (None, "quit")
     assert parse_answer("play:blue:7", legal)[1] == "play:blue:7 is not allowed now: choose one of the actions listed."
+    colours = [ACTION_LABELS.index(f"color:{colour}") for colour in ("red", "yellow", "green", "blue")]
+    assert parse_answer("yellow", colours) == (colours[1], None)  # a bare colour names it, as green:2 plays it
+    assert parse_answer(" Blue ", colours) == (colours[3], None)
+    assert parse_answer("color:green", colours) == (colours[2], None)
+    assert parse_answer("purple", colours)[1] == "'purple' is not an action: type a number from 1 to 4 or a label from the list."
+    assert parse_answer("yellow", legal)[1] == "color:yellow is not allowed now: choose one of the actions listed."
 
 
 def test_two_people_sharing_the_screen_get_a_handover_before_each_others_hand():

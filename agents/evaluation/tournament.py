@@ -96,7 +96,7 @@ from tqdm import tqdm
 # The engine (hpuno_env.kernel, .records) loads on first use, through the package: a refused command line is
 # answered before numba and torch load.
 import hpuno_env
-from agents._cli import exit_with_error, one_torch_thread, parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+from agents._cli import exit_with_error, one_torch_thread, parse_rule, parse_rules, warnings_as_lines  # noqa: F401  (parse_rule: part of this module's interface)
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
     OUTPUT_FILES, PICTURE_FILES, claim_outputs, format_duplicate_report, format_report, outputs_problem, partial_summary,
@@ -742,6 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@warnings_as_lines()  # e.g. an agent trained under other rules: one line, not Python's source line
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

@@ -10,6 +10,7 @@ checking players costs no numba engine and no torch, so a command refuses a bad 
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 from collections.abc import Iterator, Mapping
@@ -99,7 +100,10 @@ def check_name(name_or_path: str) -> None:
 
 
 def _unknown(name: str) -> str:
-    return f"unknown agent {name!r}: not one of {available()} and no such file"
+    """The error for an unknown agent, with the names it may be a misspelling of (difflib's close matches)."""
+    close = difflib.get_close_matches(name, available(), n=3) if isinstance(name, str) else []
+    guess = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    return f"unknown agent {name!r}{guess}: not one of {available()} and no such file"
 
 
 def _load_search(num_players: int, seed: int | None, rules_options: dict | None, options: dict):
