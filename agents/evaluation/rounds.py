@@ -461,10 +461,22 @@ def wilson_interval(successes: int, trials: int, z: float = WILSON_Z_95) -> tupl
     return low, high
 
 
+MAX_SEAT_ROUNDS = 20_000_000  # seat-rounds (rounds x seats) one evaluation keeps in memory: about 40 bytes each
+
+
+def check_seat_rounds(rounds: int, seats: int, what: str = "rounds", unit: str = "round") -> None:
+    """ValueError, before anything is allocated, if ``rounds`` of ``seats`` seat-rounds each would be more than an
+    evaluation keeps in memory (``MAX_SEAT_ROUNDS``: their lineups and results)."""
+    if rounds * seats > MAX_SEAT_ROUNDS:
+        raise ValueError(f"{what}={rounds:,} is {rounds * seats:,} seat-rounds ({seats} a {unit}), more than the "
+                         f"{MAX_SEAT_ROUNDS:,} an evaluation keeps in memory: at most {MAX_SEAT_ROUNDS // seats:,}")
+
+
 def rotating_lineups(rounds: int, num_players: int) -> np.ndarray:
     """Lineups for policy 0 against policy 1: policy 0 sits in seat ``r % num_players``
     in round r (so every seat equally often when num_players divides rounds), policy 1 elsewhere."""
     rounds = check_positive_int(rounds, "rounds")
+    check_seat_rounds(rounds, num_players)
     lineups = np.ones((rounds, num_players), np.int64)
     lineups[np.arange(rounds), np.arange(rounds) % num_players] = 0
     return lineups

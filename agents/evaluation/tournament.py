@@ -102,7 +102,7 @@ from agents.evaluation.report import (  # noqa: F401  (the reports: part of this
     OUTPUT_FILES, PICTURE_FILES, claim_outputs, format_duplicate_report, format_report, outputs_problem, partial_summary,
     plot_pairwise, plot_ratings, write_duplicate_outputs, write_outputs,
 )
-from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, winning_seats
+from agents.evaluation.rounds import MAX_SEAT_ROUNDS, check_seat_rounds, play_rounds, rotating_lineups, wilson_interval, winning_seats
 from agents.players import available, check_name, load
 from hpuno_env import RulesOptions
 from hpuno_env._checks import check_int, check_positive_int, check_seed
@@ -647,9 +647,6 @@ def run_duplicate(agents, opponent, num_players: int = 2, rounds: int = 1000, se
     }
 
 
-MAX_SEAT_ROUNDS = 20_000_000  # rounds x tables x seats a tournament keeps in memory (about 40 bytes each)
-
-
 def check_size(num_agents: int, num_players: int, rounds: int, mixed: bool = True) -> None:
     """ValueError if the tournament's seatings and results would not fit in memory (checked before any is made)."""
     tables = len(schedule([str(agent) for agent in range(num_agents)], num_players, 1, mixed))
@@ -844,6 +841,10 @@ def _main_duplicate(parser: argparse.ArgumentParser, args: argparse.Namespace, a
     if args.plot or args.record:
         exit_with_error(parser, "--duplicate draws no pictures and keeps no records (--plot, --record)")
     rules = _checked_arguments(parser, args, [*args.agents, args.opponent])
+    try:
+        check_seat_rounds(args.rounds, 2 * args.players, "--rounds", "deal, played twice")
+    except ValueError as error:
+        exit_with_error(parser, str(error))
     problem = args.out and outputs_problem(args.out, False, False)
     if problem:
         exit_with_error(parser, f"--out: {problem}")
