@@ -20,7 +20,8 @@ happens (a card someone else draws stays hidden), and the scores after each
 round. When the match ends, on ``q`` or at the end of the input, the game
 record (``hpuno_env.records``) is saved to ``--record`` (by default
 ``runs/games/hpuno-game-<date>-<time>.json`` under the current folder, with
-``-2``, ``-3``, ... added when that name is taken: ``RECORD_FOLDER``; ``runs/`` is in the project's ``.gitignore``, so games
+``-2``, ``-3``, ... added when that name is taken: ``RECORD_FOLDER``;
+``runs/`` is in the project's ``.gitignore``, so games
 played in a checkout are not committed by accident): ``python -m
 hpuno_env.replay FILE`` shows it again. A closed or exhausted stdin counts as
 the end of the input.

@@ -443,7 +443,7 @@ RATING_SECONDS_AFTER_CTRL_C = 0.5  # a partial result's rating stops here: the e
 
 def _interrupted(plan: _Plan, results: _Results, playing: tuple | None, playing_seconds: float) -> TournamentInterrupted:
     """Ctrl-C's ``TournamentInterrupted``: the result of the tables finished and of the chunks played of the table
-    cut short (``TournamentInterrupted``), rated for at most ``RATING_SECONDS_AFTER_CTRL_C``."""
+    cut short, rated for at most ``RATING_SECONDS_AFTER_CTRL_C``."""
     finished, scheduled = len(results.tables), len(plan.tables)
     partial = {"tables_finished": finished, "tables_scheduled": scheduled}
     if playing is not None and playing[0] > finished and playing[2]:
@@ -753,11 +753,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.duplicate:
         return _main_duplicate(parser, args, argv)
     rules = _checked_arguments(parser, args, args.agents)
+    try:
+        check_size(len(args.agents), args.players, args.rounds, not args.no_mixed)
+    except ValueError as error:
+        exit_with_error(parser, str(error))
     problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
     if problem:  # found now, not after the games
         exit_with_error(parser, f"--out: {problem}")
     try:
-        check_size(len(args.agents), args.players, args.rounds, not args.no_mixed)
         labels, policies = load_agents(args.agents, args.players, args.seed, rules)
     except (ValueError, TypeError) as error:
         exit_with_error(parser, str(error))
