@@ -148,7 +148,7 @@ def test_an_unwritable_out_is_refused_before_any_game(tmp_path, capsys):
     blocker.write_text("in the way")
     for out, message in ((blocker, "is a file, not a folder"), (blocker / "results", "Not a directory")):
         with pytest.raises(SystemExit) as exit_info:
-            tournament.main(["heuristic", "random", "--rounds", "100000000", "--out", str(out)])  # would take hours if played
+            tournament.main(["heuristic", "random", "--rounds", "10000000", "--out", str(out)])  # would take hours if played
         error = capsys.readouterr().err
         assert exit_info.value.code == 2 and "--out" in error and message in error and "Traceback" not in error
     assert blocker.read_text() == "in the way"
@@ -160,7 +160,7 @@ def test_an_unwritable_out_is_refused_before_any_game(tmp_path, capsys):
         else:
             (out / in_the_way).write_text("in the way")
         with pytest.raises(SystemExit) as exit_info:
-            tournament.main(["heuristic", "random", "--rounds", "100000000", "--out", str(out), *flags])
+            tournament.main(["heuristic", "random", "--rounds", "10000000", "--out", str(out), *flags])
         error = capsys.readouterr().err
         assert exit_info.value.code == 2 and message in error and "Traceback" not in error, error
 
