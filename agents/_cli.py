@@ -17,8 +17,11 @@ options) is its alias, and the two may be mixed as long as no option is given tw
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
+import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -42,6 +45,31 @@ class _AppendToTuple(argparse.Action):
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """The description (a script's docstring) as written, and every option's default after its help."""
+
+
+@contextlib.contextmanager
+def warnings_as_lines():
+    """Within it, a warning (an agent trained under other rules than the games', say) is one ``warning: MESSAGE``
+    line on stderr, not Python's file, line number and source line. Python's filters still decide which are shown."""
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"warning: {message}", file=sys.stderr, flush=True)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
+def one_torch_thread() -> None:
+    """One torch thread, once the agents are loaded: their small batched networks only contend for a second thread on
+    a 2-core machine (10x slower seen). Nothing to do when no agent loaded torch (rule-based players only), and torch
+    is not loaded for it."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def exit_with_error(parser: argparse.ArgumentParser, problem: str) -> NoReturn:
