@@ -77,9 +77,13 @@ DEPRECATED_ALIASES = ("hpuno_env/rllib.py", "agents.training.rllib_learner")
 
 def imports_by_name(tree: ast.Module) -> list[str | None]:
     """For each call of importlib.import_module or __import__, the module-level function it stands in (None: elsewhere)."""
+    def within_the_package(call: ast.Call) -> bool:  # import_module(".name", __name__): a module of hpuno_env
+        return (len(call.args) == 2 and ast.unparse(call.args[1]) == "__name__"
+                and ast.unparse(call.args[0]).lstrip("f").strip("'\"").startswith("."))
+
     def calls(node: ast.AST) -> int:
         return sum(isinstance(call, ast.Call) and ast.unparse(call.func) in ("importlib.import_module", "__import__")
-                   for call in ast.walk(node))
+                   and not within_the_package(call) for call in ast.walk(node))
 
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     inside = [name for function in functions for name in [function.name] * calls(function)]
