@@ -47,8 +47,10 @@ the same machine load:
    ``RandomAgent``, only counted), so the engine decisions implied =
    learner steps + opponent moves.
 4. The anchor: RLCard's UNO (``rlcard.make("uno")``, random legal actions, one
-   game on one core), as in ``bench_engine.py``; timed in two halves, before
-   and after everything else, pooled.
+   game on one core), as in ``bench_engine.py``; timed in ``--rounds`` slices
+   taken in turn with the AEC rows' slices (a round times one slice of each),
+   so that the AEC ratios compare rates taken over the same span of a machine
+   whose load moves; pooled.
 5. Where the AEC time goes: a cProfile summary (top functions by tottime) of
    the raw, the wrapped and the user's 2-player loops, printed when a row is
    below the 2x target (``--profile auto``, the default), always, or never.
@@ -99,7 +101,9 @@ def parse_args():
                         help="comma-separated PLAYERSxENVS VecEnv points")
     parser.add_argument("--vec-seconds", type=float, default=None, help="minimum timed seconds per VecEnv point (default 3)")
     parser.add_argument("--warmup-steps", type=int, default=None, help="untimed VecEnv steps before each point (default 20)")
-    parser.add_argument("--rlcard-seconds", type=float, default=None, help="timed seconds per RLCard player count, both halves (default 6)")
+    parser.add_argument("--rlcard-seconds", type=float, default=None, help="timed seconds per RLCard player count, all slices (default 6)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="slices of every AEC point and of the anchor, timed in turn (default 4; --quick 2)")
     parser.add_argument("--skip-pz-benchmark", action="store_true", help="skip pettingzoo.test.performance_benchmark (5 s per env, fixed)")
     parser.add_argument("--profile", choices=("auto", "always", "never"), default="auto",
                         help="cProfile the 2-player AEC loops: when one is below 2x RLCard's rate (auto), always, or never")
@@ -107,10 +111,10 @@ def parse_args():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 0.5 s per AEC point, 0.3 s per VecEnv point, 5 warm-up steps, 1 s per RLCard "
-                             "player count, 10000 profiled decisions (performance_benchmark still takes its fixed 5 s)")
+                             "player count, 2 rounds, 10000 profiled decisions (performance_benchmark still takes its fixed 5 s)")
     args = parser.parse_args()
     # (full-run default, --quick default) for the options left unset
-    defaults = {"aec_seconds": (4.0, 0.5), "vec_seconds": (3.0, 0.3), "warmup_steps": (20, 5),
+    defaults = {"aec_seconds": (4.0, 0.5), "vec_seconds": (3.0, 0.3), "warmup_steps": (20, 5), "rounds": (4, 2),
                 "rlcard_seconds": (6.0, 1.0), "profile_decisions": (60_000, 10_000)}
     for name, (full, quick) in defaults.items():
         if getattr(args, name) is None:
@@ -120,6 +124,8 @@ def parse_args():
     unknown = sorted(set(args.aec_kinds) - set(AEC_KINDS))
     if unknown:
         parser.error(f"--aec-kinds: unknown {unknown}; choose from {list(AEC_KINDS)}")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     args.vec_configs = [tuple(int(v) for v in x.split("x")) for x in args.vec_configs.split(",")]
     return args
 
@@ -222,12 +228,18 @@ def kind_games(kind: str, env, seed: int, budget_s: float | None = None, max_dec
     return aec_games(env, random_keys(seed), budget_s, max_decisions)
 
 
-def bench_aec(kind: str, num_players: int, seconds: float, seed: int) -> dict:
+def warm_aec(kind: str, num_players: int, seed: int):
+    """A fresh env for one AEC row, played for 0.2 s (which loads the numba cache)."""
     env = make_aec(kind, num_players)
-    kind_games(kind, env, seed, budget_s=min(0.2, seconds))  # warm-up (loads the numba cache)
-    decisions, games, truncated, elapsed = kind_games(kind, env, seed + 1, budget_s=seconds)
+    kind_games(kind, env, seed, budget_s=0.2)
+    return env
+
+
+def pooled_aec(kind: str, num_players: int, slices: list[tuple]) -> dict:
+    """One AEC row from its timed slices, each (decisions, games, truncated games, seconds)."""
+    decisions, games, truncated, seconds = (sum(piece[i] for piece in slices) for i in range(4))
     return {"env": kind, "players": num_players, "decisions": decisions, "games": games, "truncated": truncated,
-            "seconds": elapsed, "decisions_per_s": decisions / elapsed}
+            "seconds": seconds, "decisions_per_s": decisions / seconds}
 
 
 def profile_aec(kind: str, num_players: int, decisions: int, seed: int, top: int = 14) -> dict:
@@ -398,22 +410,29 @@ def main():
     anchor_players = sorted(set(args.aec_players) | {p for p, _ in args.vec_configs} | {2})
     anchor_runs = {players: [] for players in anchor_players}
 
-    def anchor_half(seed):
-        if rlcard is None:
-            return
-        for players in anchor_players:
-            anchor_runs[players].append(bench_rlcard(rlcard, players, args.rlcard_seconds / 2, seed))
-
-    # 4a. the anchor, first half
-    anchor_half(args.seed)
-
-    # 1. the AEC loop
-    aec_rows = []
-    for players in args.aec_players:
-        for kind in args.aec_kinds:
-            row = bench_aec(kind, players, args.aec_seconds, args.seed)
-            aec_rows.append(row)
-            print(f"  AEC {kind} P={players}: {fmt_rate(row['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
+    # 1 and 4. the AEC loops and the anchor, in turns: every round times one slice of each, so each
+    # AEC row and the anchor see the machine's load over the same span (it moves on a shared machine)
+    points = [(kind, players) for players in args.aec_players for kind in args.aec_kinds]
+    envs = {point: warm_aec(*point, args.seed) for point in points}
+    slices = {point: [] for point in points}
+    for turn in range(args.rounds):
+        for kind, players in points:
+            slices[kind, players].append(kind_games(kind, envs[kind, players], args.seed + 1 + 10_000 * turn,
+                                                    budget_s=args.aec_seconds / args.rounds))
+        if rlcard is not None:
+            for players in anchor_players:
+                anchor_runs[players].append(bench_rlcard(rlcard, players, args.rlcard_seconds / args.rounds, args.seed + turn))
+    aec_rows = [pooled_aec(kind, players, slices[kind, players]) for kind, players in points]
+    for row in aec_rows:
+        print(f"  AEC {row['env']} P={row['players']}: {fmt_rate(row['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
+    anchor = {}
+    for players, runs in anchor_runs.items():
+        if not runs:
+            continue
+        decisions, games, seconds = (sum(run[key] for run in runs) for key in ("decisions", "games", "seconds"))
+        anchor[players] = {"decisions_per_s": decisions / seconds, "decisions": decisions, "games": games, "seconds": seconds,
+                           "slices": [run["decisions_per_s"] for run in runs], "note": runs[0]["note"]}
+        print(f"  rlcard P={players}: {fmt_rate(anchor[players]['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
 
     # 2. PettingZoo's performance_benchmark
     pz_rows, pz_note = [], ""
@@ -433,17 +452,6 @@ def main():
         vec_rows.append(row)
         print(f"  VecEnv P={players} N={envs}: {fmt_rate(row['learner_steps_per_s'])} learner steps/s", file=sys.stderr, flush=True)
 
-    # 4b. the anchor, second half, pooled with the first
-    anchor_half(args.seed + 1)
-    anchor = {}
-    for players, runs in anchor_runs.items():
-        if not runs:
-            continue
-        decisions, games, seconds = (sum(run[key] for run in runs) for key in ("decisions", "games", "seconds"))
-        anchor[players] = {"decisions_per_s": decisions / seconds, "decisions": decisions, "games": games, "seconds": seconds,
-                           "halves": [run["decisions_per_s"] for run in runs], "note": runs[0]["note"]}
-        print(f"  rlcard P={players}: {fmt_rate(anchor[players]['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
-
     # 5. where the AEC time goes
     below = [row for row in aec_rows if row["env"] in TARGET_KINDS and row["players"] in anchor
              and row["decisions_per_s"] < TARGET_RATIO * anchor[row["players"]]["decisions_per_s"]]
@@ -458,12 +466,13 @@ def main():
         print(f"RLCard anchor missing (`pip install rlcard`): {rlcard_error}\n")
     else:
         print(f"RLCard {rlcard.__version__}: `rlcard.make('uno')`, `env.step(random.choice(list(state['legal_actions'])))`, "
-              "reset when `env.is_over()` (the loop of `bench_engine.py`), one game on one core. Timed in two halves, "
-              "before and after everything else, pooled.\n")
-        print("| players | decisions/s | halves (decisions/s) | decisions | games | decisions per game | seconds |")
+              "reset when `env.is_over()` (the loop of `bench_engine.py`), one game on one core. Timed in "
+              f"{args.rounds} slices taken in turn with the AEC rows' slices (section 1), pooled; sections 2 and 3 "
+              "are compared with the same pooled rate.\n")
+        print("| players | decisions/s | slices (decisions/s) | decisions | games | decisions per game | seconds |")
         print("|---:|---:|---|---:|---:|---:|---:|")
         for players, ref in anchor.items():
-            print(f"| {players} | {fmt_rate(ref['decisions_per_s'])} | {' / '.join(fmt_rate(x) for x in ref['halves'])} "
+            print(f"| {players} | {fmt_rate(ref['decisions_per_s'])} | {' / '.join(fmt_rate(x) for x in ref['slices'])} "
                   f"| {ref['decisions']:,} | {ref['games']:,} | {ref['decisions'] / ref['games']:,.0f} | {ref['seconds']:.2f} |")
         for note in {ref["note"] for ref in anchor.values() if ref["note"]}:
             print(f"\nRLCard note: {note}.")
@@ -473,7 +482,8 @@ def main():
     print("One game per env on one core; the action is `argmax(keys * obs['action_mask'])` with pre-drawn uniform keys; "
           "`reset()` after each game (its time included); the `None` steps of finished agents are not counted. "
           "The user loop instead calls `reset(seed=s)` before each game and steps "
-          "`legal[rng.integers(len(legal))]` of `legal = np.flatnonzero(obs['action_mask'])`, a numpy integer.\n")
+          "`legal[rng.integers(len(legal))]` of `legal = np.flatnonzero(obs['action_mask'])`, a numpy integer. "
+          f"Each row is timed in {args.rounds} slices taken in turn with the other rows' and the anchor's, pooled.\n")
     print(f"| players | env | decisions/s | vs RLCard (target >= {TARGET_RATIO:.1f}x) | decisions | games (truncated) | decisions per game | seconds |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for row in aec_rows:
