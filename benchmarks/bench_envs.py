@@ -235,6 +235,18 @@ def warm_aec(kind: str, num_players: int, seed: int):
     return env
 
 
+def seeded_reset_us(num_players: int, seed: int, calls: int = 300) -> float:
+    """The median microseconds of ``env(num_players).reset(seed=s)``, a new seed each call, between games."""
+    env = hpuno_env.env(num_players=num_players)
+    env.reset(seed=seed)
+    times = []
+    for call in range(calls):
+        start = time.perf_counter()
+        env.reset(seed=seed + call)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)) * 1e6
+
+
 def pooled_aec(kind: str, num_players: int, slices: list[tuple]) -> dict:
     """One AEC row from its timed slices, each (decisions, games, truncated games, seconds)."""
     decisions, games, truncated, seconds = (sum(piece[i] for piece in slices) for i in range(4))
@@ -423,6 +435,7 @@ def main():
             for players in anchor_players:
                 anchor_runs[players].append(bench_rlcard(rlcard, players, args.rlcard_seconds / args.rounds, args.seed + turn))
     aec_rows = [pooled_aec(kind, players, slices[kind, players]) for kind, players in points]
+    reset_us = {players: seeded_reset_us(players, args.seed) for players in args.aec_players}
     for row in aec_rows:
         print(f"  AEC {row['env']} P={row['players']}: {fmt_rate(row['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
     anchor = {}
@@ -497,6 +510,8 @@ def main():
     print("\nMicroseconds per decision: " + "; ".join(
         f"{row['players']} players `{row['env']}` {1e6 / row['decisions_per_s']:.1f}" for row in aec_rows)
         + ("; RLCard " + ", ".join(f"{p} players {1e6 / ref['decisions_per_s']:.1f}" for p, ref in anchor.items()) if anchor else "") + ".")
+    print("\nThe seeded reset before a game, `env(P).reset(seed=s)` (the median of 300, a new seed each): "
+          + ", ".join(f"{players} players {us:.0f} us" for players, us in reset_us.items()) + ".")
     rates = {(row["env"], row["players"]): row["decisions_per_s"] for row in aec_rows}
     speedups = [f"{players} players {rates['env', players] / rates['stock', players]:.2f}x" for players in args.aec_players
                 if ("env", players) in rates and ("stock", players) in rates]
