@@ -11,8 +11,13 @@ import sys
 # (--threads 2) ran 6-8 times slower than one on a machine shared with other jobs (docs/benchmarks.md).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from agents.training.train import *  # noqa: F403  (Args, parse_args, main, ...: what a caller of train.py reaches for)
-from agents.training.train import main
+import agents.training.train as command  # after the wait policy; loads no torch: the options are checked first
+
+
+def __getattr__(name: str):
+    """Args, parse_args, main, ...: what a caller of train.py reaches for is the command's."""
+    return getattr(command, name)
+
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command.main())

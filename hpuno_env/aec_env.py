@@ -109,7 +109,6 @@ from collections import deque
 
 import gymnasium
 import numpy as np
-import pettingzoo
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
@@ -301,12 +300,3 @@ class raw_env(AECEnv, EzPickle):
     def close(self):
         pass
 
-
-def _register_with_pettingzoo() -> None:
-    """``pettingzoo.make("aec", "hpuno/hpuno-v1", num_players=4)`` where PettingZoo has a registry."""
-    registry = getattr(pettingzoo, "aec_registry", None)
-    if callable(getattr(pettingzoo, "register", None)) and registry is not None and "hpuno/hpuno-v1" not in registry:
-        pettingzoo.register("aec", "hpuno/hpuno-v1", entry_point="hpuno_env.aec_env:env")
-
-
-_register_with_pettingzoo()
