@@ -352,6 +352,50 @@ def test_a_fresh_run_warm_starts_from_the_heuristic_unless_told_or_unable(tmp_pa
         train.parse_args(["--out", str(tmp_path / "a"), "--critic", "hands", "--warm-start", "heuristic"])
 
 
+@pytest.mark.parametrize("critic", ["observation", "hands"])
+def test_a_network_from_random_weights_plays_a_card_when_it_can_so_its_rounds_end(critic, tmp_path):
+    """A fresh network that draws as often as it plays makes rounds of a thousand decisions and more, which PPO
+    cannot learn from (it learned to stall, and won 0.0% against the random player); an untrained one (no warm start,
+    as a hands critic has by default) starts out playing a card when it can: its rounds end, and it wins."""
+    from agents.evaluation.rounds import win_rate
+    from agents.training.agent_file import live_agent
+    from agents.training.model import new_model
+    from hpuno_env import HPUnoVecEnv
+    from hpuno_env.encoding import observation_scale
+
+    args = train.parse_args(["--warm-start", "none", "--critic", critic, "--out", str(tmp_path / "run")])
+    env = HPUnoVecEnv(num_envs=2, num_players=2, learner_seat="random", scale_observations=True,
+                      critic_sees_hands=critic == "hands")
+    untrained = live_agent(new_model(args, env, "cpu"), 2, observation_scale=observation_scale(2))
+    result = win_rate(untrained, agents.load("random", num_players=2, seed=1), 2, rounds=100, seed=0, max_turns=2000)
+    assert result["win_rate"] >= 0.9 and result["mean_decisions"] < 400, result
+
+
+def test_ppo_from_random_weights_learns_to_beat_the_random_player(tmp_path):
+    """python train.py --warm-start none (its help's example), in 16k steps of PPO: the agent wins against the random
+    player and its training rounds stay short."""
+    out = tmp_path / "run"
+    printed = run_train("--warm-start", "none", "--timesteps", "16384", "--eval-every", "0", "--final-rounds", "200",
+                        "--hold-out", "none", "--no-progress", "--out", str(out))
+    final = {row["opponent"]: row for row in read_csv(out / "evaluations.csv")}
+    assert float(final["random"]["win_rate"]) >= 0.9 and int(final["random"]["truncated"]) == 0, printed
+    assert max(float(row["ep_len_mean"]) for row in read_csv(out / "losses.csv")) < 300
+
+
+def test_the_final_evaluation_shows_its_rounds_as_they_finish(capsys):
+    """A bar of the rounds played over the table, moving within each cell: a slow cell (a weak agent's long rounds)
+    shows where it is instead of minutes of silence."""
+    from agents.training.final_table import evaluation_table
+
+    rows = {"random": agents.load("random", num_players=2, seed=0), "heuristic": agents.load("heuristic", num_players=2, seed=0)}
+    table = evaluation_table(rows, {"random": agents.load("random", num_players=2, seed=1)}, 2, 300, 0, {}, progress=True)
+    assert [table[row]["random"]["rounds"] for row in rows] == [300, 300]
+    bar = capsys.readouterr().err
+    assert "final evaluation" in bar and "600/600" in bar and "heuristic vs random" in bar, bar[-500:]
+    shown = [int(done) for done in re.findall(r"\| *(\d+)/600 \[", bar)]
+    assert any(0 < done < 300 for done in shown) and shown == sorted(shown), shown  # inside the first cell, never back
+
+
 def test_no_warm_start_and_no_hold_out_go_together(tmp_path):
     args = train.parse_args(["--warm-start", "none", "--hold-out", "none", "--out", str(tmp_path / "run")])
     assert (args.warm_start, args.hold_out) == ("none", "none")
