@@ -24,20 +24,6 @@ name, or the path of a saved agent file (``.safetensors``, written by
 
 from __future__ import annotations
 
-import importlib
+from .players import BUILT_IN, SHIPPED, available, load
 
 __all__ = ["BUILT_IN", "SHIPPED", "available", "load"]
-
-
-def __getattr__(name: str):
-    # The players import torch and the rules kernel: only on first use, so that a command of a room (training,
-    # the tournament) can check its arguments before they load.
-    if name in __all__:
-        value = getattr(importlib.import_module(".players", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

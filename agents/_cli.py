@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import NoReturn
 
-from hpuno_env.options import RulesOptions
+from hpuno_env import RulesOptions
 from hpuno_env._reading import JSONInputError, parse_json
 
 _TYPES = {"int": int, "float": float, "float | None": float, "str": str}

@@ -38,14 +38,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hpuno_env import VectorEngine
+import hpuno_env  # the engine through the package, loaded by the first game: importing this module loads no numba
 from hpuno_env._checks import check_int_array, check_positive_int, check_seed
 from hpuno_env.cards import ACTION_LABELS, CARD_POINTS
-from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
 from hpuno_env.actions import illegal_actions
+
+if TYPE_CHECKING:
+    from hpuno_env import VectorEngine
 
 WILSON_Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95% interval
 
@@ -187,7 +190,7 @@ def play_rounds(
         policies, lineups, num_players, num_envs, seed, observers, deal_seeds)
     rounds = len(lineups)
     slots = min(num_envs, rounds)
-    engine = VectorEngine(num_games=slots, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
+    engine = hpuno_env.VectorEngine(num_games=slots, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
     watching = [] if observers is None else _check_observers(observers(engine))
     match_episodes = engine.options.episode == "match"
     _seed_policies(policies, seed)
@@ -426,10 +429,10 @@ class _Tally:
         ended = finished[terminated[finished]]
         ended_rounds = playing[ended]
         if match_episodes:
-            self.won[ended_rounds] = winning_seats(engine, ended, EV_MATCH_END)
+            self.won[ended_rounds] = winning_seats(engine, ended, hpuno_env.kernel.EV_MATCH_END)
             self.points[done_rounds] = engine.state.scores[finished]
         else:
-            winners = winning_seats(engine, ended, EV_ROUND_END)
+            winners = winning_seats(engine, ended, hpuno_env.kernel.EV_ROUND_END)
             self.won[ended_rounds] = winners
             hand_points = engine.state.hands[ended].astype(np.int64) @ CARD_POINTS.astype(np.int64)  # (k, P)
             self.points[ended_rounds] = np.where(winners, hand_points.sum(axis=1, keepdims=True), -hand_points)

@@ -83,25 +83,17 @@ from hpuno_env.universal import UNIVERSAL_VERSION, universal_observation, univer
 
 from ._base import SeededAgent
 from ._batch import check_batch
+from .shipped import FILE_SUFFIX, SHIPPED, WEIGHTS_DIR  # noqa: F401  (WEIGHTS_DIR: part of this module's interface)
 
 FORMAT_NAME = "hpuno-agent"
 FORMAT_VERSION = 1
 METADATA_KEY = "hpuno_agent"  # the safetensors header's __metadata__ entry holding the JSON document
-FILE_SUFFIX = ".safetensors"
 # Activations the rebuilt network supports: metadata name -> torch module class (built with no arguments, as SB3 does).
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU, "silu": nn.SiLU}
 OBSERVATION_TRANSFORM = "float32(observation) * obs_scale + obs_shift"
 EXPORT_COMMAND = "python -m agents.training.export CHECKPOINT.zip OUT.safetensors --players N"
 UNIVERSAL_LAYOUT = "universal"  # observation.layout of an agent that reads hpuno_env.universal's layout
 ANY_PLAYERS = "any"  # num_players of a universal agent
-
-WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "weights")
-# Shipped trained agents: name -> file, one per .safetensors file in agents/weights/.
-SHIPPED = {
-    name[: -len(FILE_SUFFIX)]: os.path.join(WEIGHTS_DIR, name)
-    for name in (sorted(os.listdir(WEIGHTS_DIR)) if os.path.isdir(WEIGHTS_DIR) else [])
-    if name.endswith(FILE_SUFFIX)
-}
 
 
 class ActorNetwork(nn.Module):

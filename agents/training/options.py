@@ -6,9 +6,9 @@ the options (the torch device, the update's thread count, the learning-rate sche
 weights) are computed here too, so each has one home.
 
 The checks come in two steps: ``argument_problem`` needs nothing heavier than numpy, so a mistyped count, rules
-option or folder is refused in about a second; ``loaded_problem`` then loads what the rest needs (torch, the players
-and their files, the rules kernel), still before anything is written. This module imports those only inside the
-functions that use them.
+option, player name or folder is refused in about half a second; ``loaded_problem`` then loads what the rest needs
+(torch, the players and their files, the rules kernel), still before anything is written. This module imports
+those only inside the functions that use them.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def check_args(args: Args) -> str | None:
 
 def argument_problem(args: Args) -> str | None:
     """The checks that need no network, player, kernel or torch (module docstring), or None."""
-    for check in (_numbers_problem, _choices_problem, _folder_problem):
+    for check in (_numbers_problem, _choices_problem, _names_problem, _folder_problem):
         problem = check(args)
         if problem:
             return problem
@@ -179,7 +179,7 @@ def argument_problem(args: Args) -> str | None:
 def loaded_problem(args: Args) -> str | None:
     """The checks that load torch, the players or the rules kernel: the network's size, the device and precision,
     the opponents and the warm-start teacher (each loaded for these games). None when all is well."""
-    for check in (_network_problem, _device_problem, _players_problem):
+    for check in (_network_problem, _device_problem, _loading_problem):
         problem = check(args)
         if problem:
             return problem
@@ -301,9 +301,9 @@ def _device_problem(args: Args) -> str | None:
     return None
 
 
-def _players_problem(args: Args) -> str | None:
-    """The opponent, the warm-start teacher and the held-out player: known, distinct, and loadable for these games."""
-    from agents import players
+def _names_problem(args: Args) -> str | None:
+    """The opponent, the warm-start teacher and the held-out player: known names or files, and distinct."""
+    from agents import players  # its names and files, not yet its players
 
     try:
         mixture = opponent_mixture(args.opponent)
@@ -321,7 +321,15 @@ def _players_problem(args: Args) -> str | None:
         return f"--hold-out {args.hold_out} is {where}: hold out another player, or none"
     if args.hold_out != "none" and args.hold_out == args.warm_start:
         return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
-    for flag, name in (*(("--opponent", name) for name in (mixture or {args.opponent: 1})), ("--warm-start", args.warm_start)):
+    return None
+
+
+def _loading_problem(args: Args) -> str | None:
+    """The opponents and the warm-start teacher, each loaded for these games (names checked by _names_problem)."""
+    from agents import players
+
+    for flag, name in (*(("--opponent", name) for name in (opponent_mixture(args.opponent) or {args.opponent: 1})),
+                       ("--warm-start", args.warm_start)):
         if name not in ("self", "league", "none"):
             try:  # loaded now, before anything is written, so a 4-player agent or a corrupt file is refused here
                 players.load(name, num_players=args.players)

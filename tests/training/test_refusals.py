@@ -74,6 +74,10 @@ TRAIN_REFUSALS = [
     (["--league-rounds", "10000000000000"], f"--league-rounds must be an int <= {MAX_EVALUATION_ROUNDS}"),
     (["--threads", "100000"], f"--threads must be an int in [0, {usable_cpus()}]"),
     (["--resume", "--overwrite"], "--resume and --overwrite contradict each other"),
+    (["--opponent", "nobody"], "--opponent must be a player"),
+    (["--opponent", "heuristic=x"], "the weight of 'heuristic' must be a number"),
+    (["--warm-start", "nobody"], "--warm-start must be none, a player"),
+    (["--hold-out", "ppo_2p"], "--hold-out must be a rule-based player"),
 ]
 
 
