@@ -1,11 +1,14 @@
 """Train Harry Potter UNO by self-play with Ray RLlib's PPO (action masking), on a laptop or a Ray cluster.
 
     pip install -e ".[rllib]"
-    python train_rllib.py                                     # local Ray, 2 env runners, 2 players
-    python train_rllib.py --league 3                          # a learner against 3 frozen snapshots of itself
-    python train_rllib.py --address auto --runners 98 --games-per-runner 128    # on a running Ray cluster
+    python train_rllib.py                                     # local Ray, 2 env runners, 2 players (runs/rllib)
+    python train_rllib.py --league 3 --out runs/rllib_league  # a learner against 3 frozen snapshots of itself
     python train_rllib.py --iterations 200 --resume           # continue runs/rllib to 200 iterations in all
     python train_rllib.py --help                              # every option and its default
+
+On a running Ray cluster (``ray start`` on every machine: docs/training.md), add
+``--address auto`` and as many runners as it has CPUs to spare, e.g.
+``--runners 98 --games-per-runner 128``.
 
 Reads top to bottom: options (the ``Args`` dataclass), Ray (local, or the
 cluster at ``--address``), the PPO config (``hpuno_env.rllib.ppo_config``:

@@ -26,6 +26,7 @@ from stable_baselines3.common.vec_env import VecMonitor
 import hpuno_env
 from agents import players
 from agents._cli import error_lines, rules_from_options
+from agents.evaluation.rounds import win_rate
 from agents.training.agent_file import export, live_agent
 from agents.training.final_table import final_table
 from agents.training.learn import TimedVecEnv, Training
@@ -35,7 +36,7 @@ from agents.training.options import CURVE_OPPONENTS, Args, training_device, upda
 from agents.training.precision import training_precision, use_precision
 from agents.training.run_folder import checkpoint_state, cut_logs, earlier_commands, run_config, save_checkpoint, write_json
 from agents.training.train import command_name, resume_command
-from hpuno_env import HPUnoVecEnv
+from hpuno_env import HPUnoVecEnv, VectorEngine
 from hpuno_env.encoding import observation_scale
 
 def train_in_folder(args: Args, argv: list[str], recipe: dict | None = None) -> int:
@@ -51,6 +52,12 @@ def train_in_folder(args: Args, argv: list[str], recipe: dict | None = None) -> 
     checkpoint_path = os.path.join(args.out, "checkpoint.zip")
     state = checkpoint_state(args.out) if args.resume else {}  # checked by parse_args
     config = run_record(args, argv, rules, device, precision, threads, recipe)
+
+    # ---- the steps, each announced on its own line before its progress bar; the first loads the compiled rules
+    steps = Steps(["rules kernel", *(["warm start"] if args.warm_start != "none" and not args.resume else []), "PPO",
+                   "final evaluation"])
+    if not kernel_loaded(args, rules, steps):
+        return 130
 
     # ---- environment: the learner takes a random seat each round; opponents play inside the batch
     game_env = HPUnoVecEnv(num_envs=args.envs, num_players=args.players, learner_seat="random", seed=args.seed,
@@ -75,6 +82,7 @@ def train_in_folder(args: Args, argv: list[str], recipe: dict | None = None) -> 
         model = new_model(args, env, device)
     use_precision(model.policy, precision)  # before the warm start, which fits the same layers
     if args.warm_start != "none" and not args.resume:
+        steps.start("warm start", f"the new network learns {args.warm_start}'s choices before PPO")
         try:
             config["warm_start"] = warm_started(model, args, rules)
         except KeyboardInterrupt:
@@ -95,6 +103,7 @@ def train_in_folder(args: Args, argv: list[str], recipe: dict | None = None) -> 
                         partial(make_snapshot, model, args, rules, scale),
                         wall_offset=state.get("wall_seconds", 0.0) + warm_start_seconds, rules=rules,
                         evaluate_at_start=warm_start_seconds > 0)
+    steps.start("PPO", f"learning by playing, to {args.timesteps:,} steps")
     learn(args, model, training)
     if training.stop_requested:
         print(f"interrupted at {model.num_timesteps} steps; checkpoint saved to {checkpoint_path}\n"
@@ -103,11 +112,54 @@ def train_in_folder(args: Args, argv: list[str], recipe: dict | None = None) -> 
     timing = report_speed(model, training, warm_start_seconds, checkpoint_path)
 
     # ---- the final table, then the agent: weights and JSON metadata, loadable without running code
+    steps.start("final evaluation", f"{args.final_rounds:,} rounds a cell, seats rotated")
     table = final_table(args, learner(True), rules)
     for column, result in table["this run"].items():  # the curve's last point (its only one with --eval-every 0)
         training.evaluations.write({"timesteps": model.num_timesteps, "wall_seconds": training.wall_seconds(), "opponent": column, **result})
     export_agent(model, args, rules, scale, config, timing, table)
     return 0
+
+
+class Steps:
+    """The run's steps in order: ``start(name, what)`` says which one begins ("[2/4] warm start: ...") on its own line,
+    before any progress bar of it."""
+
+    def __init__(self, names: list[str]):
+        self.names = names
+
+    def start(self, name: str, what: str) -> None:
+        print(f"[{self.names.index(name) + 1}/{len(self.names)}] {name}: {what}", flush=True)
+
+
+def kernel_loaded(args: Args, rules: dict, steps: Steps) -> bool:
+    """The "rules kernel" step (``load_kernel``); False, having said that nothing was done, on Ctrl-C."""
+    steps.start("rules kernel", "numba's compiled rules and heuristic, from its cache (seconds) or compiled (the first "
+                                "run on a machine: 1-3 minutes on 2 cores)")
+    try:
+        print(f"  ready ({load_kernel(args.players, rules, args.seed):.0f} s)", flush=True)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted while loading the rules kernel: nothing was trained or saved in {args.out}",
+              file=sys.stderr, flush=True)
+        return False
+    return True
+
+
+def load_kernel(num_players: int, rules: dict, seed: int) -> float:
+    """Load the rules kernel's and the heuristic's compiled functions from numba's cache, or compile them (the first
+    run on a machine; hpuno_env.kernel says so on stderr), by playing a few short rounds on the engines the run
+    uses: the training env's, the warm start's and the evaluations'. Returns the seconds it took."""
+    started = time.perf_counter()
+    short = {**rules, "max_turns": 64}  # rounds cut short: the functions compiled are the same at any length
+    heuristic = players.load("heuristic", num_players=num_players, seed=seed)
+    win_rate(heuristic, players.load("random", num_players=num_players, seed=seed), num_players, rounds=num_players,
+             seed=seed, num_envs=2, **short)
+    engine = VectorEngine(num_games=2, num_players=num_players, seed=seed, **short)
+    engine.reset()
+    engine.step(heuristic.act(engine.observe(), engine.legal_mask()))
+    env = HPUnoVecEnv(num_envs=2, num_players=num_players, learner_seat="random", opponent=heuristic, seed=seed, **short)
+    env.reset()
+    env.step(np.argmax(env.action_masks(), axis=1))
+    return time.perf_counter() - started
 
 
 def run_record(args: Args, argv: list[str], rules: dict, device: str, precision: str, threads: int, recipe: dict | None) -> dict:

@@ -1,19 +1,19 @@
 """Train a Harry Potter UNO player with MaskablePPO, evaluate it, export it as a safe agent file.
 
-    python train.py                                  # 2 players: clone the heuristic, then PPO against random (a few minutes)
-    python train.py --players 4 --opponent league --timesteps 3000000
-    python train.py --opponent heuristic             # clone the heuristic first (the default), then PPO against it
-    python train.py --warm-start none                # PPO from random weights
-    python train.py --opponent self                  # self-play: opponents use the live weights
-    python train.py --opponent heuristic=3,random-play=1 # a mixture: each game's opponents drawn by these weights
-    python train.py --final-learning-rate 0           # anneal the learning rate linearly to 0 by --timesteps
-    python train.py --out runs/ppo --resume          # continue from runs/ppo/checkpoint.zip
+    python train.py                                  # 2 players: clone the heuristic, then PPO against random (runs/ppo; 3-9 minutes on 2 cores)
+    python train.py --players 4 --opponent league --timesteps 3000000 --out runs/league_4p
+    python train.py --opponent heuristic --out runs/vs_heuristic     # clone the heuristic first (the default), then PPO against it
+    python train.py --warm-start none --out runs/from_scratch       # PPO from random weights (that play a card when they can)
+    python train.py --opponent self --out runs/self_play            # self-play: opponents use the live weights
+    python train.py --opponent heuristic=3,random-play=1 --out runs/mixture   # each game's opponents drawn by these weights
+    python train.py --final-learning-rate 0 --out runs/annealed     # anneal the learning rate linearly to 0 by --timesteps
+    python train.py --out runs/ppo --resume --timesteps 600000      # continue the first command's run, to 600k steps
     python train.py --out runs/ppo --resume --critic hands   # continue with a critic that also sees the others' hands
     python train.py --out runs/ppo --overwrite       # start runs/ppo over (a new run where one is, is refused)
-    python train.py --recipe champion --players 2    # a strong agent from scratch, in stages (agents/training/recipes.py)
-    python train.py --recipe universal               # one agent for every table, 2 to 10 players (agents/training/universal.py)
-    python train.py --device cuda --threads 0        # the network on the GPU; or PPO's update on every CPU core
-    python train.py --precision auto                 # hidden layers in bfloat16 where the CPU or GPU has it natively
+    python train.py --recipe champion --players 2 --out runs/champion_2p   # a strong agent from scratch, in stages (agents/training/recipes.py)
+    python train.py --recipe universal --out runs/universal   # one agent for every table, 2 to 10 players (agents/training/universal.py)
+    python train.py --device auto --threads 0 --out runs/every_core   # the network on the GPU if there is one; PPO's update on every CPU core
+    python train.py --precision auto --out runs/bfloat16   # hidden layers in bfloat16 where the CPU or GPU has it natively
     python train.py --help                           # every option and its default
 
 Reads top to bottom: this module checks the options (``Args``, agents/training/options.py; a bad one is refused

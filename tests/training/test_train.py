@@ -396,6 +396,47 @@ def test_the_final_evaluation_shows_its_rounds_as_they_finish(capsys):
     assert any(0 < done < 300 for done in shown) and shown == sorted(shown), shown  # inside the first cell, never back
 
 
+# train.py as run from a terminal, the rules kernel's first load announced as numba's cache miss would announce it (the
+# kernel's message, on its own line), so that where the first compile of a cold cache would come shows in the output.
+FIRST_LOAD_ANNOUNCED = """
+import runpy, sys
+from hpuno_env import kernel
+
+loads = kernel.RulesFunctionCache.load_overload
+
+def load_announcing_the_first(self, sig, target_context):
+    if not kernel._announced_compiling:
+        kernel._announced_compiling = True
+        print(kernel.COMPILING_MESSAGE, file=sys.stderr, flush=True)
+    return loads(self, sig, target_context)
+
+kernel.RulesFunctionCache.load_overload = load_announcing_the_first
+sys.argv = ["train.py", *sys.argv[1:]]
+runpy.run_path("train.py", run_name="__main__")
+"""
+
+
+def test_each_step_is_announced_on_its_own_line_and_the_kernel_loads_before_any_progress_bar(tmp_path):
+    """The first wait of a new machine is numba compiling the rules (a minute or two on 2 cores): it is the run's
+    first step, announced, with the kernel's notice on its own line and no bar started; then the warm start, PPO and
+    the final evaluation, each announced before its bar."""
+    from hpuno_env.kernel import COMPILING_MESSAGE
+
+    result = subprocess.run(
+        [sys.executable, "-c", FIRST_LOAD_ANNOUNCED, "--out", str(tmp_path / "run"), "--warm-start-decisions", "2000",
+         "--warm-start-epochs", "1", "--timesteps", "512", "--envs", "16", "--n-steps", "32", "--eval-every", "0",
+         "--final-rounds", "20", "--hold-out", "none", "--rules", '{"max_turns": 500}'],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600, cwd=ROOT)
+    output = result.stdout
+    assert result.returncode == 0, output[-3000:]
+    steps = ["[1/4] rules kernel: ", COMPILING_MESSAGE, "  ready (", "[2/4] warm start: ", "warm start: collecting",
+             "[3/4] PPO: ", "training:", "[4/4] final evaluation: ", "final evaluation:"]
+    where = [output.find(step) for step in steps]
+    assert -1 not in where and where == sorted(where), list(zip(steps, where))
+    lines = output.replace("\r", "\n").splitlines()
+    assert COMPILING_MESSAGE in lines and "%|" not in output[:where[2]], output[:where[2] + 200]
+
+
 def test_no_warm_start_and_no_hold_out_go_together(tmp_path):
     args = train.parse_args(["--warm-start", "none", "--hold-out", "none", "--out", str(tmp_path / "run")])
     assert (args.warm_start, args.hold_out) == ("none", "none")
