@@ -79,8 +79,8 @@ class Args:
     warm_start: str = option("heuristic", "before PPO, fit the new network to this player's decisions (behaviour cloning: the "
                                           "actor by cross-entropy, the critic to the round results); none: start from random "
                                           "weights, with draw and keep made unlikely so that the untrained network plays a "
-                                          "card when it can (the default run then reaches about 33%% against the heuristic, "
-                                          "the warm start 48%%: docs/training.md). Not done on --resume (the checkpoint holds the weights), nor, unless given, "
+                                          "card when it can (the default run then wins a third of its rounds against the "
+                                          "heuristic, and with the warm start a half: docs/training.md). Not done on --resume (the checkpoint holds the weights), nor, unless given, "
                                           "with --critic hands (it fits a critic of observations only)")
     warm_start_decisions: int = option(400_000, "decisions of the --warm-start player (playing every seat) to fit")
     warm_start_epochs: int = option(5, "passes over those decisions (Adam, lr 1e-3, minibatch 1024)")
