@@ -159,7 +159,7 @@ class _RulesCacheImpl(CompileResultCacheImpl):
 
 
 COMPILING_MESSAGE = ("hpuno-env: compiling its numba functions (the rules kernel, the heuristic) for this machine "
-                     "(25-70 s on 2 cores, once: later processes load them from numba's cache in about a second)")
+                     "(1-3 minutes on 2 cores, once: later processes load them from numba's cache in a second or two)")
 _announced_compiling = False
 
 

@@ -482,11 +482,12 @@ def rotating_lineups(rounds: int, num_players: int) -> np.ndarray:
     return lineups
 
 
-def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: int | None = 0, num_envs: int = 256, **rule_options) -> dict:
+def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: int | None = 0, num_envs: int = 256, observers=None,
+             **rule_options) -> dict:
     """Play ``rounds`` rounds with ``policy`` in a rotating seat and ``opponent`` in all the others.
 
     A fair policy wins 1 / num_players of the rounds. With ``episode="match"``
-    in ``rule_options`` every "round" is a whole match. Returns a dict:
+    in ``rule_options`` every "round" is a whole match; ``observers`` as ``play_rounds``'. Returns a dict:
 
     - ``win_rate``, ``low``, ``high``: wins / rounds and its 95% Wilson interval;
     - ``rounds``, ``wins``, ``truncated``: a truncated round counts as played and not won;
@@ -499,7 +500,8 @@ def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: i
       ``seat_share``: the fraction of its wins taken in each seat.
     """
     num_players = check_positive_int(num_players, "num_players")
-    results = play_rounds([policy, opponent], rotating_lineups(rounds, num_players), num_players, seed, num_envs, **rule_options)
+    results = play_rounds([policy, opponent], rotating_lineups(rounds, num_players), num_players, seed, num_envs, observers,
+                          **rule_options)
     return seat_summary(results, np.argmin(results.lineups, axis=1), num_players)
 
 
