@@ -22,7 +22,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 
 from agents.players import SearchAgent, TrainedAgent, available, load
 from hpuno_env import ACTION_LABELS, VectorEngine, kernel
@@ -106,16 +105,12 @@ class AgentShelf:
 
 
 def action_probabilities(policy, observation: np.ndarray, mask: np.ndarray) -> dict[str, float] | None:
-    """A trained agent's masked softmax over the legal actions (its network's logits); None for other players."""
+    """A trained agent's probability of each legal action (``TrainedAgent.action_probabilities``: the masked
+    softmax of its logits, a universal agent's input made under the table's rules); None for other players."""
     if not isinstance(policy, TrainedAgent):
         return None
-    network = policy.network
-    inputs = torch.as_tensor(np.asarray(observation)[:, : network.obs_scale.shape[0]])
-    with torch.no_grad():
-        logits = network(inputs).numpy()[0].astype(np.float64)
-    legal = np.flatnonzero(mask[0])
-    shifted = np.exp(logits[legal] - logits[legal].max())
-    return {ACTION_LABELS[a]: round(float(p), 4) for a, p in zip(legal, shifted / shifted.sum())}
+    shares = policy.action_probabilities(observation, mask)[0]
+    return {ACTION_LABELS[a]: round(float(shares[a]), 4) for a in np.flatnonzero(mask[0])}
 
 
 def search_estimates(policy, searches_before: int) -> dict[str, float] | None:
