@@ -15,15 +15,17 @@ A ``Game`` is not safe to use from two threads at once: the server holds its
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
+from collections import OrderedDict
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.players import SearchAgent, TrainedAgent, available, load
+from agents.players import BUILT_IN, SHIPPED, SearchAgent, TrainedAgent, available, load
+from agents.players.trained import other_rules_warning
 from hpuno_env import ACTION_LABELS, VectorEngine, kernel
 from hpuno_env.cards import CARD_LABELS, TARGET_BASE
 from hpuno_env.options import RulesOptions, check_num_players
@@ -33,6 +35,7 @@ from hpuno_env.render import describe_events
 PERSON = "you"  # the person's name in a record's players list and in the views
 HISTORY_LINES = 200  # event sentences a view repeats (the page keeps its own log as well)
 MAX_REPLAY_FRAMES = 20_000  # a replay's frames are kept in memory: a long match has a few thousand
+MAX_SHELVED = 16  # trained networks kept loaded (the shipped ones are 1-4 MB each); the least recently used goes first
 ACTION_INDEX = {label: index for index, label in enumerate(ACTION_LABELS)}
 
 
@@ -76,32 +79,88 @@ def checked_seed(seed) -> int | None:
     return seed
 
 
-class AgentShelf:
-    """Loads agents by name or file; a trained network is read once and shared (it holds no game state, and
-    its forward pass under ``no_grad`` writes nothing, so games in different threads may call it at once)."""
+def agent_file(name) -> str | None:
+    """The agent file an opponent's name stands for (a shipped agent's, or the name read as a path), None for a
+    built-in player; ArenaError for anything else. Checked for every seat before any agent is loaded."""
+    if not isinstance(name, str) or not name or len(name) > 4096 or "\0" in name:
+        raise ArenaError(f"an opponent must be an agent name ({', '.join(available())}) or a file path, got {str(name)[:80]!r}")
+    if name in BUILT_IN:
+        return None
+    if name in SHIPPED:
+        return SHIPPED[name]
+    if os.path.isfile(name):
+        return name
+    raise ArenaError(f"unknown agent {name[:200]!r}: not one of {available()} and no such file")
 
-    def __init__(self):
-        self._trained: dict[tuple[str, int], TrainedAgent] = {}
+
+class AgentShelf:
+    """Trained networks read once and shared, the ``size`` most recently used kept (a network holds no game
+    state, and its forward pass under ``no_grad`` writes nothing, so games in different threads may call it at
+    once). A network is shelved under its file (resolved: every spelling of a path is one file, and a file
+    changed on disk is read again) and the player count it was loaded for; each game gets its own
+    ``TrainedAgent`` around it, told the game's rules."""
+
+    def __init__(self, size: int = MAX_SHELVED):
+        self.size = size
+        self._trained: OrderedDict[tuple, TrainedAgent] = OrderedDict()
         self._lock = threading.Lock()  # games are made in worker threads: one network file is read once
 
-    def load(self, name, num_players: int, seed: int | None, rules: dict):
-        if not isinstance(name, str) or not name or len(name) > 4096:
-            raise ArenaError(f"an opponent must be an agent name ({', '.join(available())}) or a file path, got {name!r}")
-        with self._lock:
-            return self._load(name, num_players, seed, rules)
+    def __len__(self) -> int:
+        return len(self._trained)
 
-    def _load(self, name: str, num_players: int, seed: int | None, rules: dict):
-        key = (name, num_players)
-        shared = self._trained.get(key)
-        if shared is None:
-            try:
-                agent = load(name, num_players=num_players, seed=seed, rules_options=rules)
-            except (TypeError, ValueError, OSError) as error:
-                raise ArenaError(f"opponent {name!r}: {error}") from None
-            if not isinstance(agent, TrainedAgent):
-                return agent
-            self._trained[key] = shared = agent
-        return TrainedAgent(shared.network, num_players, shared.metadata, deterministic=True, seed=seed, source=shared.source)
+    def table(self, names: list, num_players: int, seeds: list, rules: dict) -> tuple[list, list[str]]:
+        """The players for ``names`` (one per agent seat) with their seeds, and the warnings of trained agents
+        playing under other rules than they trained under. Every name is checked, then every file read, before
+        anything is shelved or any player made: a refused table leaves the shelf as it was."""
+        files = [agent_file(name) for name in names]
+        keys = [None if path is None else shelf_key(path, num_players) for path in files]
+        with self._lock:
+            read = {}
+            for name, path, key in zip(names, files, keys):
+                if key is not None and key not in read:
+                    read[key] = self._trained.get(key) or read_network(name, path, num_players)
+            for key, shared in read.items():
+                self._trained[key] = shared
+                self._trained.move_to_end(key)
+            while len(self._trained) > self.size:
+                self._trained.popitem(last=False)
+        players, warned = [], []
+        for name, key, seed in zip(names, keys, seeds):
+            if key is None:
+                players.append(built_in(name, num_players, seed, rules))
+                continue
+            shared = read[key]
+            agent = TrainedAgent(shared.network, num_players, shared.metadata, deterministic=True, seed=seed, source=name)
+            agent.set_rules(rules)  # a universal agent's input states the table's rules
+            players.append(agent)
+            if not agent.universal:  # a universal agent trained under many rules
+                warned.append(other_rules_warning(shared.metadata["rules_options"], rules, name))
+        return players, sorted({message for message in warned if message})
+
+
+def shelf_key(path: str, num_players: int) -> tuple:
+    """A file as the shelf knows it: its resolved path and what tells a changed file (size, change time)."""
+    resolved = os.path.realpath(path)
+    try:
+        status = os.stat(resolved)
+    except OSError as error:
+        raise ArenaError(f"opponent {path[:200]!r}: {error.strerror}") from None
+    return resolved, status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, num_players
+
+
+def read_network(name: str, path: str, num_players: int) -> TrainedAgent:
+    """An agent file read for num_players; a refusal names the agent as it was asked for, never a server path."""
+    try:
+        return TrainedAgent.load(path, num_players=num_players)
+    except (TypeError, ValueError, OSError) as error:
+        raise ArenaError(f"opponent {name[:200]!r}: {str(error).replace(repr(path), repr(name))}") from None
+
+
+def built_in(name: str, num_players: int, seed: int | None, rules: dict):
+    try:
+        return load(name, num_players=num_players, seed=seed, rules_options=rules)
+    except (TypeError, ValueError) as error:
+        raise ArenaError(f"opponent {name!r}: {error}") from None
 
 
 def action_probabilities(policy, observation: np.ndarray, mask: np.ndarray) -> dict[str, float] | None:
@@ -314,16 +373,11 @@ def make_game(shelf: AgentShelf, num_players, names, rules, seed, person: bool, 
         raise ArenaError("deck must be a list of card labels, top first")
     seeds = np.random.SeedSequence(seed).generate_state(num_players) if seed is not None else [None] * num_players
     table = ([PERSON] if person else []) + list(names)
-    policies = {}
-    with warnings.catch_warnings(record=True) as caught:  # a trained agent made under other rules: said in the view
-        warnings.simplefilter("always")
-        for seat, name in enumerate(table):
-            if person and seat == 0:
-                continue
-            policies[seat] = shelf.load(name, num_players, None if seeds[seat] is None else int(seeds[seat]), rules)
+    first = 1 if person else 0
+    players, told = shelf.table(table[first:], num_players, [None if s is None else int(s) for s in seeds[first:]], rules)
     engine = VectorEngine(1, num_players, seed=seed, auto_reset=False, **rules)
-    game = Game(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine, policies=policies,
-                seed=seed, person=0 if person else None, warnings=sorted({str(w.message) for w in caught}))
+    game = Game(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine,
+                policies=dict(enumerate(players, start=first)), seed=seed, person=0 if person else None, warnings=told)
     game.start(deck)
     return game
 

@@ -240,12 +240,18 @@ def rules_differences(trained_under: dict, rules_options) -> list[str]:
             for name in played if name not in NOT_GAME_RULES and played[name] != trained.get(name)]
 
 
-def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None:
-    """A ``UserWarning`` naming every rules option of rules_options that the agent did not train under
-    (rules_differences). The agent still plays legally: it picks from the legal mask."""
+def other_rules_warning(trained_under: dict, rules_options, source: str) -> str | None:
+    """The sentence naming every rules option of rules_options that the agent did not train under
+    (rules_differences), or None when it plays the rules it trained under."""
     differing = rules_differences(trained_under, rules_options)
-    if differing:
-        warnings.warn(f"agent {source!r} plays under other rules than it was trained under: {', '.join(differing)}", UserWarning, stacklevel=3)
+    return f"agent {source!r} plays under other rules than it was trained under: {', '.join(differing)}" if differing else None
+
+
+def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None:
+    """A ``UserWarning`` saying ``other_rules_warning``. The agent still plays legally: it picks from the legal mask."""
+    message = other_rules_warning(trained_under, rules_options, source)
+    if message:
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def shipped_for(num_players: int, rules_options: dict | None = None) -> list[str]:

@@ -1,0 +1,106 @@
+"""The arena under hostile or careless requests: what it loads, keeps and writes stays bounded, a refused request
+changes nothing, and a bad parameter is a 4xx naming it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from arena_helpers import bearer
+
+from agents.arena.games import MAX_SHELVED
+from agents.players import SHIPPED, TrainedAgent, load
+from hpuno_env import RulesOptions
+
+UNIVERSAL = SHIPPED["ppo_universal"]
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """Every agent file read (TrainedAgent.load), by path."""
+    read = []
+    original = TrainedAgent.load.__func__
+
+    def counted(cls, path, *args, **kwargs):
+        read.append(path)
+        return original(cls, path, *args, **kwargs)
+
+    monkeypatch.setattr(TrainedAgent, "load", classmethod(counted))
+    return read
+
+
+def spellings(path: str, tmp_path) -> list[str]:
+    """Names of one file: the path, with doubled slashes, through a symbolic link, with a ./ in it."""
+    link = tmp_path / "link.safetensors"
+    link.symlink_to(path)
+    folder, name = os.path.split(path)
+    return [path, "/" + path, "//" + path, str(link), os.path.join(folder, ".", name), os.path.join(folder, "..", os.path.basename(folder), name)]
+
+
+def test_every_spelling_of_one_agent_file_shares_one_network(client, tmp_path, loads):
+    networks = set()
+    for name in [*spellings(UNIVERSAL, tmp_path), "ppo_universal"]:
+        created = client.post("/api/watch", json={"players": 3, "agents": [name, "heuristic", name], "seed": 1})
+        assert created.status_code == 200, created.text
+        game = client.app.state.arena.games[created.json()["game"]]
+        networks |= {id(game.policies[0].network), id(game.policies[2].network)}
+    assert len(networks) == 1 and len(loads) == 1 and len(client.app.state.arena.shelf) == 1
+
+
+def test_a_table_refused_for_one_name_loads_no_agent(client, tmp_path, loads):
+    names = spellings(UNIVERSAL, tmp_path)
+    for count in range(60):
+        body = {"players": 3, "opponents": [names[count % len(names)], "nobody-like-this"]}
+        response = client.post("/api/games", json=body)
+        assert response.status_code == 400 and "nobody-like-this" in response.json()["error"], response.text
+    assert loads == [] and len(client.app.state.arena.shelf) == 0 and client.app.state.arena.games == {}
+
+
+def test_the_shelf_keeps_the_most_recently_used_networks_only(client, tmp_path):
+    copies = []
+    for index in range(MAX_SHELVED + 4):
+        copies.append(str(tmp_path / f"copy{index}.safetensors"))
+        shutil.copyfile(SHIPPED["ppo_2p"], copies[-1])
+        assert client.post("/api/watch", json={"players": 2, "agents": [copies[-1], "heuristic"]}).status_code == 200
+    assert len(client.app.state.arena.shelf) == MAX_SHELVED
+
+
+def test_an_agent_file_changed_on_disk_is_read_again(client, tmp_path, loads):
+    path = tmp_path / "agent.safetensors"
+    shutil.copyfile(SHIPPED["ppo_2p"], path)
+    assert client.post("/api/watch", json={"players": 2, "agents": [str(path), "heuristic"]}).status_code == 200
+    shutil.copyfile(SHIPPED["ppo_2p_classic_stacking"], path)
+    created = client.post("/api/watch", json={"players": 2, "agents": [str(path), "heuristic"]}).json()
+    assert len(loads) == 2
+    game = client.app.state.arena.games[created["game"]]
+    assert game.policies[0].metadata["rules_options"]["deck"] == "classic"
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_universal_agent_plays_each_tables_rules_from_the_shelf(client, players):
+    tables = [{}, {"stacking": "both", "jump_in": True, "uno_penalty": 4}, {"seven_zero": True, "gryffindor_color": "green"}]
+    for rules in tables:
+        created = client.post("/api/watch", json={"players": players, "agents": ["ppo_universal"], "rules": rules, "seed": 3}).json()
+        game = client.app.state.arena.games[created["game"]]
+        fresh = load("ppo_universal", num_players=players, rules_options=rules)
+        observation, mask = game.engine.observe(), game.engine.legal_mask()
+        for policy in game.policies.values():
+            assert policy.rules == RulesOptions(**rules)
+            assert (policy.action_probabilities(observation, mask) == fresh.action_probabilities(observation, mask)).all()
+
+
+def test_the_other_rules_warning_shows_in_every_game_it_applies_to_naming_no_server_path(client):
+    for _ in range(3):
+        created = client.post("/api/games", json={"players": 2, "opponents": ["ppo_2p"], "rules": {"deck": "classic"}}).json()
+        view = client.get(f"/api/games/{created['game']}", headers=bearer(created["token"])).json()
+        assert len(view["warnings"]) == 1 and "'ppo_2p'" in view["warnings"][0] and "deck='classic'" in view["warnings"][0]
+        assert os.path.dirname(SHIPPED["ppo_2p"]) not in view["warnings"][0]
+    created = client.post("/api/games", json={"players": 2, "opponents": ["ppo_2p"]}).json()
+    assert client.get(f"/api/games/{created['game']}", headers=bearer(created["token"])).json()["warnings"] == []
+
+
+def test_an_agent_refused_for_the_table_is_named_as_asked_not_by_its_server_path(client):
+    response = client.post("/api/games", json={"players": 4, "opponents": ["ppo_2p"]})
+    assert response.status_code == 400 and "'ppo_2p'" in response.json()["error"]
+    assert os.path.dirname(SHIPPED["ppo_2p"]) not in response.json()["error"]
