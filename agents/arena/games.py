@@ -207,6 +207,7 @@ class Game:
     # held by every request that reads or moves the game: its requests run in worker threads, one at a time
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     record_file: str | None = None
+    record_error: str | None = None  # why the record could not be saved (the folder full, or not writable)
     last_move: dict | None = None
     winner: str | None = None  # of the last round ended (of the match, once it ends)
 
@@ -322,6 +323,7 @@ class Game:
             "over": self.over,
             "winner": self.winner if self.over else None,
             "record": self.record_file,
+            "record_error": self.record_error,
             "warnings": self.warnings,
         }
 

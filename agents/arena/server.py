@@ -34,8 +34,9 @@ from hpuno_env.cards import COLORS, DECKS
 from hpuno_env.options import (
     EPISODE_MODES, HOUSE_RULE_OPTIONS, REWARD_MODES, SCORING_MODES, STACKING_MODES, UNO_CATCH_MODES, RulesOptions,
 )
-from hpuno_env.records import MAX_RECORD_BYTES, load_record, save_record
+from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
+from .folders import MAX_PAGE, MAX_RECORDS, PAGE, RecordFolder
 from .games import AgentShelf, ArenaError, Game, ReplaySession, make_game
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
@@ -43,7 +44,6 @@ MAX_BODY_BYTES = 2 * 2**20  # a request body (an uploaded record is the biggest:
 MAX_GAMES = 200  # live games (played and watched) at once
 MAX_REPLAYS = 50
 IDLE_SECONDS = 30 * 60
-RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.json")
 PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
 RESULTS_NAME = re.compile(r"\.|[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
 
@@ -85,8 +85,9 @@ class Arena:
     held only for quick reads and writes of them; a game's own work is done under the game's ``lock``."""
 
     def __init__(self, records: str, results: str | None, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
-                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic):
-        self.records = pathlib.Path(records)
+                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS):
+        self.records = RecordFolder(records, max_records, clock)
+        self.records.check_writable()  # refused at start, not after a game's last move
         self.results = pathlib.Path(results) if results else None
         self.max_games = max_games
         self.idle_seconds = idle_seconds
@@ -208,10 +209,10 @@ class Arena:
         """A record to replay: uploaded (the body is the record) or ``{"file": NAME}`` from the records folder."""
         if set(body) == {"file"}:
             name = body["file"]
-            if not isinstance(name, str) or not RECORD_NAME.fullmatch(name) or name not in self.record_files():
+            if not self.records.has(name):
                 raise ArenaError(f"no record {str(name)[:80]!r} in the records folder", 404)
             try:
-                record = load_record(self.records / name)
+                record = load_record(self.records.folder / name)
             except ValueError as error:
                 raise ArenaError(str(error)) from None
         else:
@@ -222,19 +223,29 @@ class Arena:
     def save(self, game: Game) -> None:
         """A game's record into the records folder, once (the caller holds the game's lock): a played game
         when it ends or is dropped idle (never one nobody moved in), a watched game when it ends."""
-        if game.record_file is not None or (game.person is None and not game.over):
+        if game.record_file is not None or game.record_error is not None or (game.person is None and not game.over):
             return
         record = game.record()
         if record["outcome"] == "unfinished" and not any(r["decisions"] for r in record["rounds"]):
             return
-        name = time.strftime("arena-%Y%m%d-%H%M%S-") + game.game_id + ".json"
-        save_record(record, self.records / name)
-        game.record_file = name
+        try:
+            game.record_file = self.records.save(record, game.game_id)
+        except OSError as error:  # the game goes on (or ends) all the same; its view says why there is no record
+            game.record_error = f"the game's record was not saved: {error.strerror or error}"
 
-    def record_files(self) -> list[str]:
-        if not self.records.is_dir():
-            return []
-        return sorted((p.name for p in self.records.iterdir() if p.is_file() and RECORD_NAME.fullmatch(p.name)), reverse=True)
+    def catalogue(self) -> dict:
+        """What the page's forms offer: agents, rules, labels, the newest records (a page), the result sets."""
+        records, total = self.records.page(0, PAGE)
+        return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS), "cards": list(CARD_LABELS),
+                "records": records, "records_total": total, "results": self.result_sets()}
+
+    def record_page(self, start: str, count: str) -> dict:
+        first = whole_number(start, "start", 10**9)
+        size = whole_number(count, "count", MAX_PAGE)
+        if size < 1:
+            raise ArenaError(f"count must be in [1, {MAX_PAGE}], got {size}")
+        records, total = self.records.page(first, size)
+        return {"records": records, "start": first, "total": total}
 
     def results_folder(self, name: str) -> pathlib.Path:
         if self.results is None:
@@ -253,6 +264,13 @@ class Arena:
         found = ["."] if (self.results / "results.json").is_file() else []
         return found + sorted(p.name for p in self.results.iterdir()
                               if RESULTS_NAME.fullmatch(p.name) and (p / "results.json").is_file())
+
+
+def whole_number(text: str, name: str, limit: int) -> int:
+    """A request parameter that must be a whole number in [0, limit], written in ASCII digits (no sign, no '²')."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(limit)) or int(text) > limit:
+        raise ArenaError(f"{name} must be a whole number in [0, {limit}], got {text[:40]!r}")
+    return int(text)
 
 
 def check_secret(token: str, authorization: str | None) -> None:
@@ -285,8 +303,9 @@ def rules_catalogue() -> dict:
 
 def create_app(records: str = "runs/arena", results: str | None = None, max_games: int = MAX_GAMES,
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
-               clock: Callable[[], float] = time.monotonic) -> FastAPI:
-    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock)
+               clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS) -> FastAPI:
+    """The arena's app. ValueError (one line) when the records folder cannot be written."""
+    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
     app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.arena = arena
 
@@ -310,8 +329,11 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
 def add_game_routes(app: FastAPI, arena: Arena) -> None:
     @app.get("/api/catalogue")
     async def catalogue():
-        return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS),
-                "cards": list(CARD_LABELS), "records": arena.record_files(), "results": arena.result_sets()}
+        return await run_in_threadpool(arena.catalogue)  # a folder listing (cached, but read now and then) off the loop
+
+    @app.get("/api/records")
+    async def records(start: str = "0", count: str = str(PAGE)):
+        return await run_in_threadpool(arena.record_page, start, count)
 
     @app.post("/api/games")
     async def new_game(request: Request):

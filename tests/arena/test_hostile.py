@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 
 import pytest
 from arena_helpers import bearer
+from starlette.testclient import TestClient
+
+from agents.arena import create_app
 
 from agents.arena.games import MAX_SHELVED
 from agents.players import SHIPPED, TrainedAgent, load
@@ -104,3 +108,68 @@ def test_an_agent_refused_for_the_table_is_named_as_asked_not_by_its_server_path
     response = client.post("/api/games", json={"players": 4, "opponents": ["ppo_2p"]})
     assert response.status_code == 400 and "'ppo_2p'" in response.json()["error"]
     assert os.path.dirname(SHIPPED["ppo_2p"]) not in response.json()["error"]
+
+
+# ------------------------------------------------------------ records: bounded, listed a page at a time, off the loop
+
+
+def test_the_catalogue_lists_a_page_of_records_newest_first_and_the_rest_page_by_page(client, records):
+    records.mkdir(exist_ok=True)
+    for index in range(1200):
+        (records / f"r{index:05d}.json").write_text("{}")
+    (records / "notes.txt").write_text("not a record")
+    catalogue = client.get("/api/catalogue").json()
+    assert catalogue["records"] == [f"r{index:05d}.json" for index in range(1199, 1099, -1)] and catalogue["records_total"] == 1200
+    page = client.get("/api/records", params={"start": 100, "count": 1000}).json()
+    assert page["records"] == [f"r{index:05d}.json" for index in range(1099, 99, -1)] and page["total"] == 1200
+    assert client.get("/api/records", params={"start": 1190}).json()["records"] == [f"r{i:05d}.json" for i in range(9, -1, -1)]
+    for params in ({"count": 1001}, {"count": 0}, {"start": "-1"}, {"start": "x"}, {"start": "²"}, {"count": "1" * 4400}):
+        response = client.get("/api/records", params=params)
+        assert response.status_code == 400 and response.json()["error"], params
+
+
+def test_listing_the_records_folder_holds_up_no_other_request(client, records, monkeypatch):
+    """The folder listing is held mid-way: meanwhile a game is made."""
+    records.mkdir(exist_ok=True)
+    entered, release = threading.Event(), threading.Event()
+    listing = {"scandir": os.scandir, "listdir": os.listdir}
+
+    def gated(kind):
+        def call(path="."):
+            if os.fspath(path) == str(records):
+                entered.set()
+                assert release.wait(30), "the test never released the listing"
+            return listing[kind](path)
+        return call
+
+    monkeypatch.setattr(os, "scandir", gated("scandir"))
+    monkeypatch.setattr(os, "listdir", gated("listdir"))
+    answers = []
+    lister = threading.Thread(target=lambda: answers.append(client.get("/api/catalogue")), daemon=True)
+    lister.start()
+    try:
+        assert entered.wait(30)
+        made = []
+        maker = threading.Thread(target=lambda: made.append(client.post("/api/games", json={"players": 2})), daemon=True)
+        maker.start()
+        maker.join(20)
+        assert made and made[0].status_code == 200, "a new game waited for the records folder's listing"
+        assert lister.is_alive()
+    finally:
+        release.set()
+    lister.join(30)
+    assert answers[0].status_code == 200
+
+
+def test_the_arena_saves_at_most_max_records_of_its_own_and_says_why_a_game_is_not_saved(records):
+    with TestClient(create_app(records=str(records), max_records=3)) as client:
+        views = []
+        for _ in range(5):  # a watched game cut short after one turn: a record per request
+            created = client.post("/api/watch", json={"players": 2, "rules": {"max_turns": 1}}).json()
+            view = client.get(f"/api/games/{created['game']}", headers=bearer(created["token"])).json()
+            while not view["over"]:
+                view = client.post(f"/api/games/{created['game']}/step", headers=bearer(created["token"])).json()
+            views.append(view)
+    assert len(list(records.glob("arena-*.json"))) == 3
+    assert [view["record"] is not None for view in views] == [True] * 3 + [False] * 2
+    assert all("--max-records" in view["record_error"] for view in views[3:])

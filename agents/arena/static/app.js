@@ -262,11 +262,22 @@ function renderWatch() {
 
 // ------------------------------------------------------------------ replay
 
+// The newest records (the catalogue's page); "Older records" appends the next page of GET /api/records.
 async function fillRecordList() {
   await guarded(async () => {
     const catalogue = await api("GET", "/api/catalogue");
     const select = document.getElementById("replay-files");
     select.replaceChildren(...catalogue.records.map((name) => el("option", { value: name, text: name })));
+    document.getElementById("replay-more").hidden = catalogue.records.length >= catalogue.records_total;
+  });
+}
+
+async function moreRecords() {
+  await guarded(async () => {
+    const select = document.getElementById("replay-files");
+    const page = await api("GET", `/api/records?start=${select.options.length}`);
+    select.append(...page.records.map((name) => el("option", { value: name, text: name })));
+    document.getElementById("replay-more").hidden = select.options.length >= page.total;
   });
 }
 
@@ -387,6 +398,7 @@ function wire() {
   speed.addEventListener("input", () => { speedText(); changeWatchSpeed(); });
   speedText();
   document.getElementById("replay-open").addEventListener("click", () => openReplay({ file: document.getElementById("replay-files").value }));
+  document.getElementById("replay-more").addEventListener("click", moreRecords);
   document.getElementById("replay-upload").addEventListener("change", uploadReplay);
   const step = (delta) => () => showFrame(state.replay.index + delta);
   document.getElementById("replay-first").addEventListener("click", () => showFrame(0));
