@@ -34,7 +34,9 @@ from hpuno_env.render import describe_events
 
 PERSON = "you"  # the person's name in a record's players list and in the views
 HISTORY_LINES = 200  # event sentences a view repeats (the page keeps its own log as well)
-MAX_REPLAY_FRAMES = 20_000  # a replay's frames are kept in memory: a long match has a few thousand
+MAX_REPLAY_FRAMES = 20_000  # frames of one replay (a deal and its decisions): a long match has a few thousand
+KEPT_EVERY = 64  # a replay keeps the game's state every this many decisions (a few kB each) and rebuilds the rest
+HISTORY_FRAMES = 12  # a replayed frame's history: the events of this many frames before it, and its own
 MAX_SHELVED = 16  # trained networks kept loaded (the shipped ones are 1-4 MB each); the least recently used goes first
 ACTION_INDEX = {label: index for index, label in enumerate(ACTION_LABELS)}
 
@@ -387,53 +389,55 @@ def make_game(shelf: AgentShelf, num_players, names, rules, seed, person: bool, 
 # ---------------------------------------------------------------- replays
 
 
-@dataclass
-class Frame:
-    """One step of a replayed record: where it stands, the table then, and what the step did."""
-
-    title: str
-    round: int
-    number: int
-    seat: int | None
-    action: str | None
-    state: dict
-    events: list
-    shown: dict[int, dict[str, list[str]]]  # per seat shown a hand by a challenge: those hands (most frames: none)
+def record_frames(record, name: str) -> int:
+    """The frames of a record (its deal and one per decision), the record checked first (400 naming the field),
+    refused (413) past ``MAX_REPLAY_FRAMES``."""
+    try:
+        check_record(record)
+    except ValueError as error:
+        raise ArenaError(f"{name}: not a game record this arena can replay: {error}") from None
+    frames = 1 + sum(len(entry["decisions"]) for entry in record["rounds"])
+    if frames > MAX_REPLAY_FRAMES:
+        raise ArenaError(f"the record has {frames - 1:,} decisions, more than the {MAX_REPLAY_FRAMES - 1:,} this arena replays", 413)
+    return frames
 
 
 class ReplaySession:
-    """A record played again once, its frames kept, to be stepped through both ways from any seat."""
+    """A record to step through both ways from any seat. It is played once when opened (every decision checked);
+    what it keeps is the decisions (a few bytes each) and the game's state every ``KEPT_EVERY`` decisions (a few
+    kB each). A frame is rebuilt when asked for, from the last kept state before it: at most ``KEPT_EVERY`` +
+    ``HISTORY_FRAMES`` engine steps."""
 
     def __init__(self, record, name: str):
+        frames = record_frames(record, name)
         try:
-            check_record(record)
             replaying = Replay(record)
-            agents = replaying.engine.agents
-            self.frames: list[Frame] = []
-            for decision in replaying:
-                if len(self.frames) >= MAX_REPLAY_FRAMES:
-                    raise ArenaError(f"the record has more than {MAX_REPLAY_FRAMES} decisions: too long to show here", 413)
-                state = replaying.engine.game_state(0)
-                # a frame keeps counts of the piles, not their cards
-                state["draw_pile_size"] = len(state.pop("draw_pile"))
-                state["discard_size"] = len(state.pop("discard"))
-                who = None if decision.seat is None else agents[decision.seat]
-                title = (f"round {decision.round}: the deal" if who is None
-                         else f"round {decision.round}, decision {decision.number}: {who} chose {decision.action}")
-                s = replaying.engine.state
-                shown = {seat: shown_hands(s, agents, seat) for seat in map(int, np.flatnonzero(s.revealed_seen[0].any(axis=1)))}
-                self.frames.append(Frame(title, decision.round, decision.number, decision.seat, decision.action,
-                                         state, replaying.engine.events(0), shown))
-        except ArenaError:
-            raise
+            self.agents = replaying.engine.agents
+            self.rounds, self.numbers = np.zeros(frames, np.int32), np.zeros(frames, np.int32)
+            self.seats, self.actions = np.full(frames, -1, np.int8), np.full(frames, -1, np.int16)
+            self.kept = replaying.engine.clone(np.zeros(-(-frames // KEPT_EVERY), np.int64))  # slot k: frame k * KEPT_EVERY
+            for index, decision in enumerate(replaying):
+                self.rounds[index], self.numbers[index] = decision.round, decision.number
+                if decision.seat is not None:
+                    self.seats[index], self.actions[index] = decision.seat, ACTION_INDEX[decision.action]
+                if index % KEPT_EVERY == 0:
+                    self.kept.copy_games_into([index // KEPT_EVERY], replaying.engine, [0])
         except ValueError as error:
             raise ArenaError(f"{name}: not a game record this arena can replay: {error}") from None
+        self.frames = frames
+        self.cursor = self.kept.clone([0])  # the engine a frame is rebuilt in
+        self.lock = threading.Lock()  # one rebuild at a time: requests for frames run in worker threads
         self.replay_id = new_secret()[:12]
         self.token = new_secret()
         self.name = name
-        self.agents = agents
         self.players = record.get("players")
         self.touched = time.monotonic()
+
+    def decision(self, index: int) -> list:
+        """[round, number, seat, action] of frame ``index`` (seat and action None at a deal)."""
+        seat = int(self.seats[index])
+        return [int(self.rounds[index]), int(self.numbers[index]), None if seat < 0 else seat,
+                None if seat < 0 else ACTION_LABELS[self.actions[index]]]
 
     def outline(self) -> dict:
         return {
@@ -441,18 +445,36 @@ class ReplaySession:
             "name": self.name,
             "players": self.agents,
             "names": self.players,
-            "frames": len(self.frames),
-            "decisions": [[f.round, f.number, f.seat, f.action] for f in self.frames],
+            "frames": self.frames,
+            "decisions": [self.decision(index) for index in range(self.frames)],
         }
+
+    def _rebuild(self, first: int, last: int) -> list:
+        """The cursor at frame ``last``; returns the events of frames ``first`` .. ``last`` (first <= last)."""
+        start = first // KEPT_EVERY * KEPT_EVERY
+        self.cursor.copy_games_into([0], self.kept, [first // KEPT_EVERY])
+        events = [self.cursor.events(0)] if start == first else []
+        action = np.zeros(1, np.int64)
+        for index in range(start + 1, last + 1):
+            action[0] = self.actions[index]
+            self.cursor.step(action)
+            if index >= first:
+                events.append(self.cursor.events(0))
+        return events
 
     def frame(self, index, viewer) -> dict:
         """Frame ``index`` as seat ``viewer`` saw it (None: the spectator, who sees every hand)."""
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self.frames):
-            raise ArenaError(f"frame must be in [0, {len(self.frames)}), got {index!r}", 404)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.frames:
+            raise ArenaError(f"frame must be in [0, {self.frames}), got {index!r}", 404)
         if viewer is not None and (isinstance(viewer, bool) or not isinstance(viewer, int) or not 0 <= viewer < len(self.agents)):
             raise ArenaError(f"viewer must be a seat in [0, {len(self.agents)}) or 'spectator', got {viewer!r}")
-        frame = self.frames[index]
-        state = dict(frame.state)
+        with self.lock:
+            events = self._rebuild(max(0, index - HISTORY_FRAMES), index)
+            state = self.cursor.game_state(0)
+            shown = shown_hands(self.cursor.state, self.agents, viewer) if viewer is not None else None
+        # a frame shows counts of the piles, not their cards
+        state["draw_pile_size"] = len(state.pop("draw_pile"))
+        state["discard_size"] = len(state.pop("discard"))
         hands = state.pop("hands")
         state["hand_sizes"] = {agent: len(cards) for agent, cards in hands.items()}
         if viewer is None:
@@ -460,13 +482,13 @@ class ReplaySession:
         else:
             state["hand"] = hands[self.agents[viewer]]
             state["you"] = self.agents[viewer]
-            state["shown"] = frame.shown.get(viewer, {})
-        start = max(0, index - 12)
-        history = []
-        for earlier in self.frames[start : index + 1]:
-            history.extend(describe_events(earlier.events, self.agents, viewer))
-        state.update(index=index, title=frame.title, seat=frame.seat, action=frame.action, viewer=viewer,
-                     events=describe_events(frame.events, self.agents, viewer), history=history,
+            state["shown"] = shown
+        history = [line for step in events for line in describe_events(step, self.agents, viewer)]
+        round_number, number, seat, action = self.decision(index)
+        who = None if seat is None else self.agents[seat]
+        title = (f"round {round_number}: the deal" if who is None
+                 else f"round {round_number}, decision {number}: {who} chose {action}")
+        state.update(index=index, title=title, seat=seat, action=action, viewer=viewer,
+                     events=describe_events(events[-1], self.agents, viewer), history=history,
                      over=state["phase"] == "over", players=self.agents, names=self.players)
         return state
-

@@ -32,17 +32,18 @@ from hpuno_env import ACTION_LABELS, CARD_LABELS
 from hpuno_env._reading import parse_json
 from hpuno_env.cards import COLORS, DECKS
 from hpuno_env.options import (
-    EPISODE_MODES, HOUSE_RULE_OPTIONS, REWARD_MODES, SCORING_MODES, STACKING_MODES, UNO_CATCH_MODES, RulesOptions,
+    MAX_PLAYERS, EPISODE_MODES, HOUSE_RULE_OPTIONS, REWARD_MODES, SCORING_MODES, STACKING_MODES, UNO_CATCH_MODES, RulesOptions,
 )
 from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
 from .folders import MAX_PAGE, MAX_RECORDS, PAGE, RecordFolder
-from .games import AgentShelf, ArenaError, Game, ReplaySession, make_game
+from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, ReplaySession, make_game, record_frames
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 2 * 2**20  # a request body (an uploaded record is the biggest: a long match is a few hundred kB)
 MAX_GAMES = 200  # live games (played and watched) at once
 MAX_REPLAYS = 50
+MAX_REPLAY_TOTAL = 200_000  # frames of all live replays together (a replay keeps 60-240 bytes a frame: 2-10 players)
 IDLE_SECONDS = 30 * 60
 PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
 RESULTS_NAME = re.compile(r"\.|[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
@@ -96,6 +97,8 @@ class Arena:
         self.games: dict[str, Game] = {}
         self.replays: dict[str, ReplaySession] = {}
         self.making = 0  # games being made now (outside the lock): they count against the cap already
+        self.opening = 0  # replays being opened now (outside the lock), counted as making is
+        self.replay_frames = 0  # frames of the live replays and of those being opened
         self.lock = threading.Lock()
         self.shelf = AgentShelf()
 
@@ -109,6 +112,7 @@ class Arena:
             for replay_id, replay in list(self.replays.items()):
                 if now - replay.touched > self.idle_seconds:
                     del self.replays[replay_id]
+                    self.replay_frames -= replay.frames
         for game in idle:  # out of the table already: no new request finds it; one under way finishes first
             with game.lock:
                 self.save(game)
@@ -193,15 +197,28 @@ class Arena:
         return found
 
     def add_replay(self, record, name: str) -> ReplaySession:
+        """A record opened to replay, within the caps on live replays and on their frames all together."""
         self.sweep()
+        frames = record_frames(record, name)  # checked and counted before anything is replayed
         with self.lock:
-            if len(self.replays) >= MAX_REPLAYS:
+            if len(self.replays) + self.opening >= MAX_REPLAYS:
                 raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
-        replay = ReplaySession(record, name)  # replayed outside the lock (a long match takes a moment)
+            if self.replay_frames + frames > MAX_REPLAY_TOTAL:
+                raise ArenaError(f"the arena's replays hold {self.replay_frames:,} decisions already, and this record has "
+                                 f"{frames - 1:,} (at most {MAX_REPLAY_TOTAL:,} all together): try again later", 429)
+            self.opening += 1
+            self.replay_frames += frames
+        try:
+            replay = ReplaySession(record, name)  # replayed outside the lock (a long match takes a moment)
+        except BaseException:
+            with self.lock:
+                self.replay_frames -= frames
+            raise
+        finally:
+            with self.lock:
+                self.opening -= 1
         replay.touched = self.clock()
         with self.lock:
-            if len(self.replays) >= MAX_REPLAYS:
-                raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
             self.replays[replay.replay_id] = replay
         return replay
 
@@ -366,15 +383,11 @@ def add_replay_routes(app: FastAPI, arena: Arena) -> None:
         return await run_in_threadpool(arena.open_replay, await read_body(request))
 
     @app.get("/api/replays/{replay_id}/frames/{index}")
-    async def frame(replay_id: str, index: int, request: Request, viewer: str = "spectator"):
+    async def frame(replay_id: str, index: str, request: Request, viewer: str = "spectator"):
         replay = arena.replay(replay_id, request.headers.get("authorization"))
-        if viewer == "spectator":
-            seat = None
-        elif viewer.isdigit():
-            seat = int(viewer)
-        else:
-            raise ArenaError(f"viewer must be a seat number or 'spectator', got {viewer[:40]!r}")
-        return await run_in_threadpool(replay.frame, index, seat)
+        number = whole_number(index, "frame", MAX_REPLAY_FRAMES)
+        seat = None if viewer == "spectator" else whole_number(viewer, "viewer (a seat number, or 'spectator')", MAX_PLAYERS)
+        return await run_in_threadpool(replay.frame, number, seat)
 
 
 def model_card(name: str) -> dict:

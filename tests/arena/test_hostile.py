@@ -6,16 +6,19 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import tracemalloc
 
+import numpy as np
 import pytest
 from arena_helpers import bearer
 from starlette.testclient import TestClient
 
-from agents.arena import create_app
+from agents.arena import create_app, server
 
-from agents.arena.games import MAX_SHELVED
+from agents.arena.games import MAX_SHELVED, ReplaySession
 from agents.players import SHIPPED, TrainedAgent, load
-from hpuno_env import RulesOptions
+from hpuno_env import RulesOptions, VectorEngine
+from hpuno_env.records import Recorder, replay
 
 UNIVERSAL = SHIPPED["ppo_universal"]
 
@@ -173,3 +176,73 @@ def test_the_arena_saves_at_most_max_records_of_its_own_and_says_why_a_game_is_n
     assert len(list(records.glob("arena-*.json"))) == 3
     assert [view["record"] is not None for view in views] == [True] * 3 + [False] * 2
     assert all("--max-records" in view["record_error"] for view in views[3:])
+
+
+# ------------------------------------------------------------ replays: bounded memory, each and all together
+
+
+@pytest.fixture(scope="module")
+def long_record() -> dict:
+    """One round of 19,990 random decisions (cut short, as a record of a long game still going): about 380 kB."""
+    engine = VectorEngine(1, 4, seed=0, auto_reset=False, max_turns=100_000)
+    recorder = Recorder(engine, seed=0, players=["random"] * 4)
+    engine.reset(seed=0)
+    recorder.after_reset()
+    rng, action = np.random.default_rng(0), np.zeros(1, np.int64)
+    for _ in range(19_990):
+        action[0] = rng.choice(np.flatnonzero(engine.legal_mask()[0]))
+        engine.step(action)
+        recorder.after_step(action)
+    return recorder.current_record()
+
+
+def test_a_long_record_is_replayed_in_a_few_megabytes(long_record):
+    tracemalloc.start()
+    try:
+        session = ReplaySession(long_record, "long")
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert kept < 8 * 2**20 and peak < 16 * 2**20, (kept, peak)  # every frame kept whole: about 150 MB
+    assert session.outline()["frames"] == 19_991
+
+
+def test_every_frame_of_a_replay_is_the_game_as_it_stood(long_record):
+    session = ReplaySession(long_record, "long")
+    wanted = {0, 1, 63, 64, 65, 127, 128, 5000, 19_989, 19_990}
+    states = {index: state for index, state in enumerate(replay(long_record)) if index in wanted}
+    for index in sorted(wanted, reverse=True) + sorted(wanted):  # backwards, then forwards
+        for viewer in (None, 2):
+            frame = session.frame(index, viewer)
+            expected = states[index]
+            assert frame["top"] == expected["top"] and frame["scores"] == expected["scores"]
+            assert frame["draw_pile_size"] == len(expected["draw_pile"]) and frame["current"] == expected["current"]
+            if viewer is None:
+                assert frame["hands"] == expected["hands"]
+            else:
+                assert frame["hand"] == expected["hands"]["player_2"] and "hands" not in frame
+    assert session.frame(19_990, None)["history"] and len(session.frame(5, None)["history"]) >= 6
+
+
+def test_the_replays_all_together_hold_a_bounded_number_of_decisions(client, long_record, monkeypatch):
+    monkeypatch.setattr(server, "MAX_REPLAY_TOTAL", 30_000)
+    first = client.post("/api/replays", json=long_record)
+    assert first.status_code == 200, first.text
+    second = client.post("/api/replays", json=long_record)
+    assert second.status_code == 429 and "30,000" in second.json()["error"]
+    assert len(client.app.state.arena.replays) == 1 and client.app.state.arena.replay_frames == 19_991
+
+
+@pytest.mark.parametrize("query,words", [
+    ("0?viewer=%C2%B2", "viewer"), ("0?viewer=" + "1" * 4400, "viewer"), ("0?viewer=-1", "viewer"), ("0?viewer=%201", "viewer"),
+    ("1" * 4400, "frame"), ("%C2%B2", "frame"), ("-1", "frame"), ("0?viewer=7", "viewer"),
+])
+def test_a_bad_frame_or_viewer_is_a_400_naming_it(client, query, words):
+    created = client.post("/api/watch", json={"players": 2, "rules": {"max_turns": 3}, "seed": 1}).json()
+    headers = bearer(created["token"])
+    view = client.get(f"/api/games/{created['game']}", headers=headers).json()
+    while not view["over"]:
+        view = client.post(f"/api/games/{created['game']}/step", headers=headers).json()
+    opened = client.post("/api/replays", json={"file": view["record"]}).json()
+    response = client.get(f"/api/replays/{opened['replay']}/frames/{query}", headers=bearer(opened["token"]))
+    assert response.status_code == 400 and words in response.json()["error"], response.text
