@@ -54,7 +54,8 @@ def start_server(port: int, records: str, max_games: int) -> subprocess.Popen:
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
-    command = [sys.executable, "-m", "agents.arena", "--port", str(port), "--records", records, "--max-games", str(max_games)]
+    command = [sys.executable, "-m", "agents.arena", "--port", str(port), "--records", records, "--max-games", str(max_games),
+               "--allow-decks"]  # seeded deals: the same games every run
     server = subprocess.Popen(command, preexec_fn=one_core, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:

@@ -27,6 +27,7 @@ import numpy as np
 from agents.players import BUILT_IN, SHIPPED, SearchAgent, TrainedAgent, available, load
 from agents.players.trained import other_rules_warning
 from hpuno_env import ACTION_LABELS, VectorEngine, kernel
+from hpuno_env._checks import SEED_LIMIT, check_seed
 from hpuno_env.cards import CARD_LABELS, TARGET_BASE
 from hpuno_env.options import RulesOptions, check_num_players
 from hpuno_env.records import Recorder, Replay, check_record
@@ -73,12 +74,14 @@ def checked_players(players) -> int:
         raise ArenaError(f"players: {error}") from None
 
 
-def checked_seed(seed) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ArenaError(f"seed must be an integer in [0, 2**63) or null, got {seed!r}")
-    return seed
+def game_seed(seed) -> int:
+    """A request's seed, checked as every seed is (``check_seed``); a game without one gets a random one (kept
+    secret while the game is live: its record carries it)."""
+    try:
+        seed = check_seed(seed)
+    except ValueError as error:
+        raise ArenaError(str(error)) from None
+    return secrets.randbelow(SEED_LIMIT) if seed is None else seed
 
 
 def agent_file(name) -> str | None:
@@ -200,7 +203,7 @@ class Game:
     names: list[str]
     engine: VectorEngine
     policies: dict
-    seed: int | None
+    seed: int
     person: int | None
     warnings: list[str] = field(default_factory=list)
     log: list[str] = field(default_factory=list)  # the events in words, told from the person's seat
@@ -365,20 +368,20 @@ def make_game(shelf: AgentShelf, num_players, names, rules, seed, person: bool, 
     """A new game from a request's fields, checked; ``names`` are the agents' seats (all but the person's)."""
     num_players = checked_players(num_players)
     rules = checked_rules(rules)
-    seed = checked_seed(seed)
+    seed = game_seed(seed)
     agents_wanted = num_players - 1 if person else num_players
     if not isinstance(names, list) or not names:
-        raise ArenaError(f"opponents must be a list of agent names (one name fills every seat), got {names!r}")
+        raise ArenaError(f"opponents must be a list of agent names (one name fills every seat), got {str(names)[:80]!r}")
     if len(names) == 1:
         names = names * agents_wanted
     if len(names) != agents_wanted:
         raise ArenaError(f"{agents_wanted} agents are needed for {num_players} players, got {len(names)} names")
     if deck is not None and (not isinstance(deck, list) or not all(isinstance(card, str) for card in deck)):
         raise ArenaError("deck must be a list of card labels, top first")
-    seeds = np.random.SeedSequence(seed).generate_state(num_players) if seed is not None else [None] * num_players
+    seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(num_players)]
     table = ([PERSON] if person else []) + list(names)
     first = 1 if person else 0
-    players, told = shelf.table(table[first:], num_players, [None if s is None else int(s) for s in seeds[first:]], rules)
+    players, told = shelf.table(table[first:], num_players, seeds[first:], rules)
     engine = VectorEngine(1, num_players, seed=seed, auto_reset=False, **rules)
     game = Game(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine,
                 policies=dict(enumerate(players, start=first)), seed=seed, person=0 if person else None, warnings=told)

@@ -138,6 +138,10 @@ class Arena:
         deck = body.get("deck")
         if deck is not None and not self.allow_decks:
             raise ArenaError("deck: this arena does not take stacked decks (start it with --allow-decks)", 403)
+        if person and body.get("seed") is not None and not self.allow_decks:
+            # a seed a person chooses would deal the same cards to a watched game, which shows every hand
+            raise ArenaError("seed: a person's game is dealt at random on this arena (a watched game with the same seed "
+                             "would show its hands); start the arena with --allow-decks to choose deals", 403)
         names = body.get("opponents", ["heuristic"]) if person else body.get("agents", ["heuristic"])
         self._reserve_game()
         try:  # made outside the lock: the agents' first replies (a person's game) may take a while
@@ -254,7 +258,7 @@ class Arena:
         """What the page's forms offer: agents, rules, labels, the newest records (a page), the result sets."""
         records, total = self.records.page(0, PAGE)
         return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS), "cards": list(CARD_LABELS),
-                "records": records, "records_total": total, "results": self.result_sets()}
+                "records": records, "records_total": total, "results": self.result_sets(), "person_seeds": self.allow_decks}
 
     def record_page(self, start: str, count: str) -> dict:
         first = whole_number(start, "start", 10**9)

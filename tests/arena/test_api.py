@@ -145,6 +145,7 @@ def test_secrets_unknown_games_and_watching_a_person_are_refused(client):
     ({"opponents": "heuristic"}, "opponents"),
     ({"seed": -1}, "seed"),
     ({"seed": 1.5}, "seed"),
+    ({"seed": 2**40}, "seed"),
     ({"colour": "red"}, "unknown field"),
     ({"deck": ["red:1"] * 3}, "deck"),
 ])
@@ -176,14 +177,14 @@ def test_oversized_bodies_and_the_game_cap_are_refused(records):
             assert small.post("/api/games", json={"players": 2}).status_code == 200
         response = small.post("/api/games", json={"players": 2})
         assert response.status_code == 429 and "2 live games" in response.json()["error"]
-    with TestClient(create_app(records=str(records), max_games=1)) as one:
+    with TestClient(create_app(records=str(records), max_games=1, allow_decks=True)) as one:
         finished, _ = play_through(one, one.post("/api/games", json={"players": 2, "seed": 3}).json())
         assert finished["over"] and one.post("/api/games", json={"players": 2}).status_code == 200  # a finished game makes room
 
 
 def test_idle_games_are_dropped_and_a_started_one_is_saved(records):
     now = [0.0]
-    with TestClient(create_app(records=str(records), idle_seconds=60, clock=lambda: now[0])) as client:
+    with TestClient(create_app(records=str(records), idle_seconds=60, clock=lambda: now[0], allow_decks=True)) as client:
         created = client.post("/api/games", json={"players": 2, "seed": 1}).json()
         headers = bearer(created["token"])
         legal = client.get(f"/api/games/{created['game']}", headers=headers).json()["legal"]

@@ -43,7 +43,7 @@ def folders(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(folders):
     port = free_port()
-    app = create_app(records=str(folders["records"]), results=str(folders["results"]))
+    app = create_app(records=str(folders["records"]), results=str(folders["results"]), allow_decks=True)  # seeded deals
     uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uvicorn_server.run, daemon=True)
     thread.start()
@@ -90,7 +90,7 @@ def screenshot(page, name: str) -> None:
 def seed_with_every_kind_of_decision(records) -> tuple[int, list[str]]:
     """A 3-player seed against the heuristic in which the test person names a colour, sends a Sorting Hat
     and challenges a Wild Draw Four (found through the API, so a change of the rules or agents finds another)."""
-    with TestClient(create_app(records=str(records))) as client:
+    with TestClient(create_app(records=str(records), allow_decks=True)) as client:
         for seed in range(200):
             created = client.post("/api/games", json={"players": 3, "opponents": ["heuristic"], "seed": seed}).json()
             _, phases = play_through(client, created)
@@ -173,7 +173,7 @@ def test_a_watched_game_keeps_playing_when_a_step_outlasts_the_delay(page, serve
 
 
 def test_a_replay_steps_back_and_forth_and_changes_viewer(page, server, folders):
-    with TestClient(create_app(records=str(folders["records"]))) as client:  # a record to replay, in the server's folder
+    with TestClient(create_app(records=str(folders["records"]), allow_decks=True)) as client:  # a record to replay, in the server's folder
         created = client.post("/api/games", json={"players": 2, "opponents": ["heuristic"], "seed": 3}).json()
         view, _ = play_through(client, created)
     open_page(page, server, "replay")

@@ -10,7 +10,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from arena_helpers import bearer
+from arena_helpers import bearer, play_through
 from starlette.testclient import TestClient
 
 from agents.arena import create_app, server
@@ -18,7 +18,7 @@ from agents.arena import create_app, server
 from agents.arena.games import MAX_SHELVED, ReplaySession
 from agents.players import SHIPPED, TrainedAgent, load
 from hpuno_env import RulesOptions, VectorEngine
-from hpuno_env.records import Recorder, replay
+from hpuno_env.records import Recorder, load_record, replay
 
 UNIVERSAL = SHIPPED["ppo_universal"]
 
@@ -246,3 +246,31 @@ def test_a_bad_frame_or_viewer_is_a_400_naming_it(client, query, words):
     opened = client.post("/api/replays", json={"file": view["record"]}).json()
     response = client.get(f"/api/replays/{opened['replay']}/frames/{query}", headers=bearer(opened["token"]))
     assert response.status_code == 400 and words in response.json()["error"], response.text
+
+
+# ------------------------------------------------------------ a person's deal is nobody else's
+
+
+def test_a_persons_game_is_dealt_at_random_and_no_seed_can_be_chosen_for_it(records):
+    with TestClient(create_app(records=str(records))) as client:
+        arena = client.app.state.arena
+        refused = client.post("/api/games", json={"players": 3, "opponents": ["heuristic"], "seed": 5})
+        assert refused.status_code == 403 and "--allow-decks" in refused.json()["error"] and arena.games == {}
+        assert client.get("/api/catalogue").json()["person_seeds"] is False
+        created = [client.post("/api/games", json={"players": 3}).json() for _ in range(2)]
+        games = [arena.games[answer["game"]] for answer in created]
+        assert games[0].engine.round_deck(0) != games[1].engine.round_deck(0)
+        view, _ = play_through(client, created[0])
+        record = load_record(records / view["record"])
+        assert record["seed"] == games[0].seed  # the seed is told once the game is over, in its record
+        # a watched game with that seed deals the same cards: once the game is over, as its record shows them
+        watched = client.post("/api/watch", json={"players": 3, "seed": record["seed"]}).json()
+        assert arena.games[watched["game"]].engine.round_deck(0) == record["rounds"][0]["deck"]
+
+
+def test_with_allow_decks_a_persons_seed_deals_as_a_watched_games(client):
+    person = client.post("/api/games", json={"players": 3, "seed": 5}).json()
+    watched = client.post("/api/watch", json={"players": 3, "seed": 5}).json()
+    games = client.app.state.arena.games
+    assert games[person["game"]].engine.round_deck(0) == games[watched["game"]].engine.round_deck(0)
+    assert client.get("/api/catalogue").json()["person_seeds"] is True

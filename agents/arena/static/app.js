@@ -419,6 +419,8 @@ async function main() {
   await guarded(async () => {
     state.catalogue = await api("GET", "/api/catalogue");
     document.getElementById("agent-names").replaceChildren(...state.catalogue.agents.map((name) => el("option", { value: name })));
+    // a person's game is dealt at random unless the arena runs with --allow-decks
+    document.getElementById("play-seed").closest("label").hidden = !state.catalogue.person_seeds;
     fillPlayers(document.getElementById("play-players"), 2);
     fillPlayers(document.getElementById("watch-players"), 4);
     for (const fieldset of document.querySelectorAll("fieldset.rules")) buildRules(fieldset);
