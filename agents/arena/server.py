@@ -16,6 +16,7 @@ random id, each with a random secret sent back as
 from __future__ import annotations
 
 import hmac
+import os
 import pathlib
 import re
 import threading
@@ -46,7 +47,9 @@ MAX_REPLAYS = 50
 MAX_REPLAY_TOTAL = 200_000  # frames of all live replays together (a replay keeps 60-240 bytes a frame: 2-10 players)
 IDLE_SECONDS = 30 * 60
 PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
-RESULTS_NAME = re.compile(r"\.|[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+RESULTS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")  # a subfolder of --results holding a results.json
+RESULTS_ITSELF = "_"  # the name of the --results folder itself (no subfolder's name: those start with a letter or digit)
+MAX_RESULT_SETS = 1000
 
 
 class BodyLimit:
@@ -271,20 +274,25 @@ class Arena:
     def results_folder(self, name: str) -> pathlib.Path:
         if self.results is None:
             raise ArenaError("no --results folder was given to this arena", 404)
-        if not RESULTS_NAME.fullmatch(name):
+        if name != RESULTS_ITSELF and not RESULTS_NAME.fullmatch(name):
             raise ArenaError(f"no results {name[:60]!r}", 404)
-        folder = self.results / name
+        folder = self.results if name == RESULTS_ITSELF else self.results / name
         if not (folder / "results.json").is_file():
             raise ArenaError(f"no results.json in {name!r}", 404)
         return folder
 
     def result_sets(self) -> list[str]:
-        """The folder itself and its subfolders that hold a tournament's results.json."""
+        """The folder itself (``RESULTS_ITSELF``) and its subfolders that hold a tournament's results.json (the
+        first ``MAX_RESULT_SETS`` by name)."""
         if self.results is None or not self.results.is_dir():
             return []
-        found = ["."] if (self.results / "results.json").is_file() else []
-        return found + sorted(p.name for p in self.results.iterdir()
-                              if RESULTS_NAME.fullmatch(p.name) and (p / "results.json").is_file())
+        found = [RESULTS_ITSELF] if (self.results / "results.json").is_file() else []
+        try:
+            with os.scandir(self.results) as entries:
+                names = sorted(entry.name for entry in entries if RESULTS_NAME.fullmatch(entry.name) and entry.is_dir())
+        except OSError:
+            names = []
+        return found + [name for name in names[:MAX_RESULT_SETS] if (self.results / name / "results.json").is_file()]
 
 
 def whole_number(text: str, name: str, limit: int) -> int:

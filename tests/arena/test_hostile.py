@@ -3,10 +3,12 @@ changes nothing, and a bad parameter is a 4xx naming it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
 import tracemalloc
+from urllib.parse import quote
 
 import numpy as np
 import pytest
@@ -274,3 +276,20 @@ def test_with_allow_decks_a_persons_seed_deals_as_a_watched_games(client):
     games = client.app.state.arena.games
     assert games[person["game"]].engine.round_deck(0) == games[watched["game"]].engine.round_deck(0)
     assert client.get("/api/catalogue").json()["person_seeds"] is True
+
+
+# ------------------------------------------------------------ the leaderboard of one tournament's folder
+
+
+def test_results_naming_one_tournaments_folder_are_read_under_every_name_the_catalogue_gives(tmp_path, records):
+    folder = tmp_path / "one-tournament"
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps({"ranking": [{"rank": 1, "agent": "heuristic", "mu": 30.0, "sigma": 4.0}]}))
+    (folder / "tournament_ratings.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with TestClient(create_app(records=str(records), results=str(folder))) as client:
+        names = client.get("/api/catalogue").json()["results"]
+        assert len(names) == 1
+        for name in names:  # as the page asks for them (a browser, as httpx, reads /api/results/. as /api/results)
+            answer = client.get(f"/api/results/{quote(name)}")
+            assert answer.status_code == 200 and answer.json()["plots"] == ["tournament_ratings.png"], answer.text
+            assert client.get(f"/api/results/{quote(name)}/plots/tournament_ratings.png").content.startswith(b"\x89PNG")

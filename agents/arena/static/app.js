@@ -366,7 +366,7 @@ async function loadLeaderboard() {
     if (!select.options.length) {
       const catalogue = await api("GET", "/api/catalogue");
       state.agentNames = catalogue.agents;
-      select.replaceChildren(...catalogue.results.map((name) => el("option", { value: name, text: name === "." ? "(the results folder)" : name })));
+      select.replaceChildren(...catalogue.results.map((name) => el("option", { value: name, text: name === "_" ? "(the results folder)" : name })));
     }
     const board = document.getElementById("leaderboard");
     if (!select.value) return board.replaceChildren(el("p", { text: "No results: start the arena with --results DIR (a tournament's --out folder)." }));
