@@ -16,12 +16,14 @@ random id, each with a random secret sent back as
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
 import pathlib
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -50,6 +52,7 @@ PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
 RESULTS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")  # a subfolder of --results holding a results.json
 RESULTS_ITSELF = "_"  # the name of the --results folder itself (no subfolder's name: those start with a letter or digit)
 MAX_RESULT_SETS = 1000
+LOCALHOST = "localhost"
 
 
 class BodyLimit:
@@ -80,6 +83,61 @@ class BodyLimit:
     async def _refuse(self, scope, receive, send):
         response = JSONResponse({"error": f"the request body is over {self.limit} bytes"}, status_code=413)
         await response(scope, receive, send)
+
+
+class SameSite:
+    """ASGI middleware against requests a web page of another site makes a visitor's browser send:
+
+    - the ``Host`` header must name this machine (``localhost``, an IP address) or one of ``hosts``: a page whose
+      own name resolves to this address (DNS rebinding) is refused (400), so it cannot read the arena's answers;
+    - a state-changing request (not GET, HEAD or OPTIONS) that a browser marks as coming from another origin
+      (``Origin`` other than this ``Host``, or ``Sec-Fetch-Site: cross-site``) is refused (403);
+    - a request body must be JSON said so (``Content-Type: application/json``, which a cross-site form or
+      ``fetch`` cannot send without the browser asking first): else 415."""
+
+    def __init__(self, app, hosts: Sequence[str] = ()):
+        self.app = app
+        self.hosts = {LOCALHOST, *(host.lower() for host in hosts)}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        problem = self.problem(scope["method"], {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]})
+        if problem is None:
+            return await self.app(scope, receive, send)
+        response = JSONResponse({"error": problem[0]}, status_code=problem[1])
+        await response(scope, receive, send)
+
+    def problem(self, method: str, headers: dict[str, str]) -> tuple[str, int] | None:
+        host = headers.get("host", "")
+        if not self.allowed(host):
+            return f"this arena answers requests to this machine's own names only, not to Host {host[:80]!r} (start it with --allow-host NAME to add one)", 400
+        if method in ("GET", "HEAD", "OPTIONS"):
+            return None
+        origin = headers.get("origin")
+        if headers.get("sec-fetch-site") == "cross-site" or (origin is not None and urlsplit(origin).netloc.lower() != host.lower()):
+            return f"a request from another site ({(origin or 'cross-site')[:80]}) is refused", 403
+        declared = headers.get("content-length", "0")
+        has_body = declared != "0" or "transfer-encoding" in headers
+        if has_body and headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            return "a request body must be JSON, sent with the header Content-Type: application/json", 415
+        return None
+
+    def allowed(self, host: str) -> bool:
+        """Whether a Host header names this machine: localhost, an IP address (which no other site's name can stand
+        for) or one of ``hosts``; any port."""
+        name = host.strip().lower()
+        if name.startswith("["):  # an IPv6 address, [::1]:8000
+            name = name[1:].partition("]")[0]
+        elif name.count(":") == 1:
+            name = name.partition(":")[0]
+        if name in self.hosts:
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
 
 
 class Arena:
@@ -332,8 +390,9 @@ def rules_catalogue() -> dict:
 
 def create_app(records: str = "runs/arena", results: str | None = None, max_games: int = MAX_GAMES,
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
-               clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS) -> FastAPI:
-    """The arena's app. ValueError (one line) when the records folder cannot be written."""
+               clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = ()) -> FastAPI:
+    """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
+    ``SameSite``). ValueError (one line) when the records folder cannot be written."""
     arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
     app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.arena = arena
@@ -352,6 +411,7 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimit, limit=max_body)
+    app.add_middleware(SameSite, hosts=hosts)
     return app
 
 

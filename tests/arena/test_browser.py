@@ -17,7 +17,7 @@ import time
 
 import pytest
 import uvicorn
-from arena_helpers import choose, play_through
+from arena_helpers import LOCAL, choose, play_through
 from starlette.testclient import TestClient
 
 from agents.arena import create_app
@@ -90,7 +90,7 @@ def screenshot(page, name: str) -> None:
 def seed_with_every_kind_of_decision(records) -> tuple[int, list[str]]:
     """A 3-player seed against the heuristic in which the test person names a colour, sends a Sorting Hat
     and challenges a Wild Draw Four (found through the API, so a change of the rules or agents finds another)."""
-    with TestClient(create_app(records=str(records), allow_decks=True)) as client:
+    with TestClient(create_app(records=str(records), allow_decks=True), base_url=LOCAL) as client:
         for seed in range(200):
             created = client.post("/api/games", json={"players": 3, "opponents": ["heuristic"], "seed": seed}).json()
             _, phases = play_through(client, created)
@@ -173,7 +173,7 @@ def test_a_watched_game_keeps_playing_when_a_step_outlasts_the_delay(page, serve
 
 
 def test_a_replay_steps_back_and_forth_and_changes_viewer(page, server, folders):
-    with TestClient(create_app(records=str(folders["records"]), allow_decks=True)) as client:  # a record to replay, in the server's folder
+    with TestClient(create_app(records=str(folders["records"]), allow_decks=True), base_url=LOCAL) as client:  # a record to replay, in the server's folder
         created = client.post("/api/games", json={"players": 2, "opponents": ["heuristic"], "seed": 3}).json()
         view, _ = play_through(client, created)
     open_page(page, server, "replay")

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from arena_helpers import bearer, play_through
+from arena_helpers import LOCAL, bearer, play_through
 from starlette.testclient import TestClient
 
 from agents.arena import create_app, server
@@ -167,7 +167,7 @@ def test_listing_the_records_folder_holds_up_no_other_request(client, records, m
 
 
 def test_the_arena_saves_at_most_max_records_of_its_own_and_says_why_a_game_is_not_saved(records):
-    with TestClient(create_app(records=str(records), max_records=3)) as client:
+    with TestClient(create_app(records=str(records), max_records=3), base_url=LOCAL) as client:
         views = []
         for _ in range(5):  # a watched game cut short after one turn: a record per request
             created = client.post("/api/watch", json={"players": 2, "rules": {"max_turns": 1}}).json()
@@ -254,7 +254,7 @@ def test_a_bad_frame_or_viewer_is_a_400_naming_it(client, query, words):
 
 
 def test_a_persons_game_is_dealt_at_random_and_no_seed_can_be_chosen_for_it(records):
-    with TestClient(create_app(records=str(records))) as client:
+    with TestClient(create_app(records=str(records)), base_url=LOCAL) as client:
         arena = client.app.state.arena
         refused = client.post("/api/games", json={"players": 3, "opponents": ["heuristic"], "seed": 5})
         assert refused.status_code == 403 and "--allow-decks" in refused.json()["error"] and arena.games == {}
@@ -286,10 +286,42 @@ def test_results_naming_one_tournaments_folder_are_read_under_every_name_the_cat
     folder.mkdir()
     (folder / "results.json").write_text(json.dumps({"ranking": [{"rank": 1, "agent": "heuristic", "mu": 30.0, "sigma": 4.0}]}))
     (folder / "tournament_ratings.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-    with TestClient(create_app(records=str(records), results=str(folder))) as client:
+    with TestClient(create_app(records=str(records), results=str(folder)), base_url=LOCAL) as client:
         names = client.get("/api/catalogue").json()["results"]
         assert len(names) == 1
         for name in names:  # as the page asks for them (a browser, as httpx, reads /api/results/. as /api/results)
             answer = client.get(f"/api/results/{quote(name)}")
             assert answer.status_code == 200 and answer.json()["plots"] == ["tournament_ratings.png"], answer.text
             assert client.get(f"/api/results/{quote(name)}/plots/tournament_ratings.png").content.startswith(b"\x89PNG")
+
+
+# ------------------------------------------------------------ requests another site makes a browser send
+
+
+@pytest.mark.parametrize("base,answered", [
+    ("http://localhost", True), ("http://localhost:8000", True), ("http://127.0.0.1:8000", True), ("http://[::1]:8000", True),
+    ("http://192.168.1.20", True), ("http://arena.lan:8000", True),  # arena.lan: given as one of the app's hosts
+    ("http://evil.example", False), ("http://localhost.evil.example", False), ("http://127.0.0.1.evil.example:8000", False),
+])
+def test_only_this_machines_names_are_answered(records, base, answered):
+    with TestClient(create_app(records=str(records), hosts=["arena.lan"]), base_url=base) as client:
+        response = client.get("/api/catalogue")
+        assert (response.status_code == 200) == answered, response.text
+        if not answered:
+            assert response.status_code == 400 and "--allow-host" in response.json()["error"]
+
+
+@pytest.mark.parametrize("headers,status", [
+    ({"Origin": "http://evil.example"}, 403), ({"Origin": "null"}, 403), ({"Origin": "http://localhost:9999"}, 403),
+    ({"Sec-Fetch-Site": "cross-site"}, 403), ({"Content-Type": "text/plain"}, 415), ({"Content-Type": ""}, 415),
+    ({"Content-Type": "application/x-www-form-urlencoded"}, 415),
+    ({"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"}, 200), ({"Content-Type": "application/json; charset=utf-8"}, 200),
+])
+def test_a_new_game_from_another_site_or_not_sent_as_json_is_refused(client, headers, status):
+    body = json.dumps({"players": 2}).encode()
+    for path in ("/api/games", "/api/watch"):
+        response = client.post(path, content=body, headers={"Content-Type": "application/json", **headers})
+        assert response.status_code == status, response.text
+    assert len(client.app.state.arena.games) == (2 if status == 200 else 0)
+    if status != 200:
+        assert client.post("/api/replays", content=b'{"file": "x.json"}', headers={"Content-Type": "application/json", **headers}).status_code == status
