@@ -20,11 +20,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from hpuno_env.records import save_record
+from .limits import MAX_RECORDS
 
 RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.json")
 ARENA_RECORD = re.compile(r"arena-\d{8}-\d{6}-[A-Za-z0-9_-]+\.json")  # the names the arena saves under
-MAX_RECORDS = 10_000  # the arena's own records in its folder (a game's record is 2-20 kB)
 REFRESH_SECONDS = 5.0  # how old the listing may be: records copied into the folder by hand show up after this
 PAGE = 100  # records the catalogue lists; GET /api/records pages through the rest
 MAX_PAGE = 1000
@@ -87,6 +86,8 @@ class RecordFolder:
             if self._own >= self.max_records:
                 raise RecordsFull(f"the records folder holds {self.max_records:,} of the arena's records already "
                                   "(move some away, or start the arena with a larger --max-records)")
+            from hpuno_env.records import save_record  # the engine: not imported by hpuno-arena's checks of its options
+
             name = time.strftime("arena-%Y%m%d-%H%M%S-") + game_id + ".json"
             save_record(record, self.folder / name)
             bisect.insort(self._names, name)

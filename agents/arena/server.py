@@ -15,6 +15,7 @@ random id, each with a random secret sent back as
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import os
@@ -39,20 +40,21 @@ from hpuno_env.options import (
 )
 from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
-from .folders import MAX_PAGE, MAX_RECORDS, PAGE, RecordFolder
-from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, ReplaySession, make_game, record_frames
+from .folders import MAX_PAGE, PAGE, RecordFolder
+from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
+from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, ReplaySession, make_game, prepare_search, record_frames
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 2 * 2**20  # a request body (an uploaded record is the biggest: a long match is a few hundred kB)
-MAX_GAMES = 200  # live games (played and watched) at once
 MAX_REPLAYS = 50
 MAX_REPLAY_TOTAL = 200_000  # frames of all live replays together (a replay keeps 60-240 bytes a frame: 2-10 players)
-IDLE_SECONDS = 30 * 60
+STOP_WAIT = 10.0  # seconds the arena, stopping, waits for a game's request under way before saving the game
 PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
 RESULTS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")  # a subfolder of --results holding a results.json
 RESULTS_ITSELF = "_"  # the name of the --results folder itself (no subfolder's name: those start with a letter or digit)
 MAX_RESULT_SETS = 1000
 LOCALHOST = "localhost"
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/[^\s'\"/]+)+/([^\s'\"/]+)")  # /a/b/c.json (its last part, c.json, kept)
 
 
 class BodyLimit:
@@ -162,6 +164,7 @@ class Arena:
         self.replay_frames = 0  # frames of the live replays and of those being opened
         self.lock = threading.Lock()
         self.shelf = AgentShelf()
+        self.search_ready = threading.Event()  # set once the search player is compiled (prepare_search), or not prepared
 
     def sweep(self) -> None:
         """Drop games and replays idle for ``idle_seconds`` (a played game's record is saved first)."""
@@ -302,10 +305,11 @@ class Arena:
         replay = self.add_replay(record, name)
         return {"replay": replay.replay_id, "token": replay.token, **replay.outline()}
 
-    def save(self, game: Game) -> None:
+    def save(self, game: Game, stopping: bool = False) -> None:
         """A game's record into the records folder, once (the caller holds the game's lock): a played game
-        when it ends or is dropped idle (never one nobody moved in), a watched game when it ends."""
-        if game.record_file is not None or game.record_error is not None or (game.person is None and not game.over):
+        when it ends or is dropped idle, a watched game when it ends, and any game when the arena stops (never
+        one nobody moved in)."""
+        if game.record_file is not None or game.record_error is not None or (game.person is None and not game.over and not stopping):
             return
         record = game.record()
         if record["outcome"] == "unfinished" and not any(r["decisions"] for r in record["rounds"]):
@@ -315,11 +319,35 @@ class Arena:
         except OSError as error:  # the game goes on (or ends) all the same; its view says why there is no record
             game.record_error = f"the game's record was not saved: {error.strerror or error}"
 
+    def prepare_search(self) -> None:
+        """The search player compiled ahead of its first game (run in a thread of its own at start)."""
+        try:
+            prepare_search()
+        finally:
+            self.search_ready.set()
+
+    def stop(self) -> list[str]:
+        """The arena stops: every live game's record saved (an unfinished one marked so). Returns their file names.
+        A game whose request is still under way after STOP_WAIT seconds is left as it is."""
+        with self.lock:
+            games = list(self.games.values())
+        saved = []
+        for game in games:
+            if game.lock.acquire(timeout=STOP_WAIT):
+                try:
+                    if game.record_file is None:
+                        self.save(game, stopping=True)
+                        saved += [game.record_file] if game.record_file else []
+                finally:
+                    game.lock.release()
+        return saved
+
     def catalogue(self) -> dict:
         """What the page's forms offer: agents, rules, labels, the newest records (a page), the result sets."""
         records, total = self.records.page(0, PAGE)
         return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS), "cards": list(CARD_LABELS),
-                "records": records, "records_total": total, "results": self.result_sets(), "person_seeds": self.allow_decks}
+                "records": records, "records_total": total, "results": self.result_sets(), "person_seeds": self.allow_decks,
+                "search_ready": self.search_ready.is_set()}
 
     def record_page(self, start: str, count: str) -> dict:
         first = whole_number(start, "start", 10**9)
@@ -351,6 +379,12 @@ class Arena:
         except OSError:
             names = []
         return found + [name for name in names[:MAX_RESULT_SETS] if (self.results / name / "results.json").is_file()]
+
+
+def without_paths(message: str) -> str:
+    """A message with each absolute path cut to its last part: an answer names no folder of the server
+    (an agent file under site-packages is named by its file name)."""
+    return ABSOLUTE_PATH.sub(lambda match: match.group(1), message)
 
 
 def whole_number(text: str, name: str, limit: int) -> int:
@@ -390,16 +424,34 @@ def rules_catalogue() -> dict:
 
 def create_app(records: str = "runs/arena", results: str | None = None, max_games: int = MAX_GAMES,
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
-               clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = ()) -> FastAPI:
+               clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = (),
+               prepare_search: bool = False) -> FastAPI:
     """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
-    ``SameSite``). ValueError (one line) when the records folder cannot be written."""
+    ``SameSite``); with ``prepare_search`` it compiles the search player in a thread when it starts (the page says
+    so while it does). ValueError (one line) when the records folder cannot be written."""
     arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
-    app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None)
+    if not prepare_search:
+        arena.search_ready.set()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if prepare_search:
+            threading.Thread(target=arena.prepare_search, name="prepare-search", daemon=True).start()
+        yield
+        app.state.saved_at_stop = await run_in_threadpool(arena.stop)  # Ctrl-C, SIGTERM: live games kept as records
+
+    app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.saved_at_stop = []
     app.state.arena = arena
 
     @app.exception_handler(ArenaError)
     async def refused(request: Request, error: ArenaError):
-        return JSONResponse({"error": str(error)}, status_code=error.status)
+        return JSONResponse({"error": without_paths(str(error))}, status_code=error.status)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception):  # a bug: the page shows what failed; the log has the traceback
+        message = without_paths(f"{type(error).__name__}: {error}")[:500]
+        return JSONResponse({"error": f"the arena failed on this request ({message})"}, status_code=500)
 
     add_game_routes(app, arena)
     add_replay_routes(app, arena)

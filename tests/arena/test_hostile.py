@@ -325,3 +325,42 @@ def test_a_new_game_from_another_site_or_not_sent_as_json_is_refused(client, hea
     assert len(client.app.state.arena.games) == (2 if status == 200 else 0)
     if status != 200:
         assert client.post("/api/replays", content=b'{"file": "x.json"}', headers={"Content-Type": "application/json", **headers}).status_code == status
+
+
+# ------------------------------------------------------------ stopping the arena keeps the live games
+
+
+def test_stopping_the_arena_saves_every_live_game_marked_unfinished(records):
+    app = create_app(records=str(records))
+    with TestClient(app, base_url=LOCAL) as client:
+        played = client.post("/api/games", json={"players": 3}).json()
+        view = client.get(f"/api/games/{played['game']}", headers=bearer(played["token"])).json()
+        client.post(f"/api/games/{played['game']}/actions", json={"action": view["legal"][0]}, headers=bearer(played["token"]))
+        watched = client.post("/api/watch", json={"players": 2}).json()
+        for _ in range(3):
+            client.post(f"/api/games/{watched['game']}/step", headers=bearer(watched["token"]))
+        client.post("/api/watch", json={"players": 2})  # never stepped: nothing to keep
+        assert not list(records.glob("*.json"))
+    saved = sorted(records.glob("*.json"))
+    assert sorted(path.name for path in saved) == sorted(app.state.saved_at_stop) and len(saved) == 2
+    kept = {tuple(load_record(path)["players"]): load_record(path) for path in saved}
+    assert {record["outcome"] for record in kept.values()} == {"unfinished"}
+    assert sum(len(r["decisions"]) for r in kept[("heuristic", "heuristic")]["rounds"]) == 3
+
+
+class Broken:
+    """A player with a bug: its error names a file under the server's folders."""
+
+    def act(self, observations, action_masks):
+        raise RuntimeError(f"the size of tensor a must match at {os.path.join(os.path.dirname(SHIPPED['ppo_2p']), 'model.py')}")
+
+
+def test_a_failure_is_answered_with_its_message_as_json_naming_no_server_folder(records):
+    with TestClient(create_app(records=str(records)), base_url=LOCAL, raise_server_exceptions=False) as client:
+        created = client.post("/api/watch", json={"players": 2}).json()
+        client.app.state.arena.games[created["game"]].policies[0] = Broken()
+        client.app.state.arena.games[created["game"]].policies[1] = Broken()
+        response = client.post(f"/api/games/{created['game']}/step", headers=bearer(created["token"]))
+    assert response.status_code == 500
+    error = response.json()["error"]
+    assert "RuntimeError: the size of tensor a must match at model.py" in error and os.path.dirname(SHIPPED["ppo_2p"]) not in error
