@@ -77,7 +77,8 @@ def bound_socket(parser: argparse.ArgumentParser, host: str, port: int) -> socke
     """The listening address, bound now (uvicorn serves on this socket): a port in use is refused here, before
     anything is printed or imported."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say they are TCP
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port at once
     try:
         sock.bind((host, port))

@@ -4,6 +4,7 @@ keeps every live game as a record when it is stopped."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import socket
@@ -90,6 +91,28 @@ def test_a_busy_port_is_refused_before_the_address_is_printed(served, capsys, tm
     output = capsys.readouterr()
     assert exit_info.value.code == 2 and served == [] and "http://" not in output.out
     assert f"--port {port}" in output.err and "choose a free port with --port" in output.err
+
+
+def test_the_arenas_socket_sends_each_answer_at_once():
+    """Nagle's algorithm off on every connection (asyncio does it for a socket that says it is TCP): else a small
+    answer waits for the client's delayed acknowledgement, about 40 ms a request."""
+    sock = cli.bound_socket(cli.build_parser(), "127.0.0.1", free_port())
+
+    async def accepted_nodelay() -> int:
+        accepted = asyncio.get_running_loop().create_future()
+
+        class Note(asyncio.Protocol):
+            def connection_made(self, transport):
+                accepted.set_result(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+        server = await asyncio.get_running_loop().create_server(Note, sock=sock)
+        _, writer = await asyncio.open_connection(*sock.getsockname())
+        nodelay = await asyncio.wait_for(accepted, 10)
+        writer.close()
+        server.close()
+        return nodelay
+
+    assert asyncio.run(accepted_nodelay()) == 1
 
 
 def test_a_results_folder_without_results_is_served_with_a_warning(served, capsys, tmp_path):
