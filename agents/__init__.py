@@ -25,6 +25,10 @@ name, or the path of a saved agent file (``.safetensors``, written by
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names __getattr__ gives, for type checkers and the API reference (read without importing)
+    from .players import BUILT_IN, SHIPPED, available, load
 
 __all__ = ["BUILT_IN", "SHIPPED", "available", "load"]
 

@@ -10,6 +10,10 @@ below imports it.
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the name __getattr__ gives, for type checkers and readers
+    from .server import create_app
 
 __all__ = ["create_app"]
 

@@ -125,7 +125,9 @@ def test_a_game_played_by_clicks_to_its_end(page, server, folders, tmp_path):
         page.wait_for_selector(f'#play-table:not([data-renders="{renders}"])')
     assert phases == expected_phases and saw_hat
     assert page.inner_text("#play-status").startswith("Game over")
-    assert page.locator("#play-events li").count() > 0
+    ended = page.eval_on_selector_all("#play-events li", "nodes => nodes.map(n => n.textContent)")
+    history = page.eval_on_selector_all("#play-history li", "nodes => nodes.map(n => n.textContent)")
+    assert ended and history[-len(ended):] == ended  # "How it ended" and "Game so far" both oldest first
     saved = list(folders["records"].iterdir())
     assert len(saved) == 1 and saved[0].name in page.inner_text("#play-status")
     screenshot(page, "play-over")
@@ -326,24 +328,6 @@ def test_a_watch_says_where_its_record_went_and_shows_no_stray_null(page, plain)
     page.wait_for_selector('#watch-table[data-over="true"]', timeout=120_000)
     saved = sorted(path.name for path in (root / "records").glob("arena-*.json"))
     assert len(saved) == 1 and f"Saved as {saved[0]}" in page.inner_text("#watch-status")
-
-
-def test_the_game_so_far_lists_in_the_order_how_it_ended_does(page, plain):
-    url, _, _ = plain
-    open_page(page, url, "play")
-    page.fill("#play-opponents", "heuristic")
-    page.click("#play-start")
-    page.wait_for_selector("#play-table[data-renders]")
-    for _ in range(300):
-        if page.get_attribute("#play-table", "data-over") == "true":
-            break
-        renders = page.get_attribute("#play-table", "data-renders")
-        offered = page.eval_on_selector_all("#play-table [data-action]", "nodes => nodes.map(n => n.dataset.action)")
-        page.locator(f'#play-table [data-action="{choose(offered)}"]').first.click()
-        page.wait_for_selector(f'#play-table:not([data-renders="{renders}"])')
-    ended = page.eval_on_selector_all("#play-events li", "nodes => nodes.map(n => n.textContent)")
-    history = page.eval_on_selector_all("#play-history li", "nodes => nodes.map(n => n.textContent)")
-    assert ended and history[-len(ended):] == ended  # the same lines, oldest first in both
 
 
 def test_a_failure_shows_the_servers_message(page, plain):

@@ -132,8 +132,19 @@ def test_a_refusal_comes_before_the_engine_and_torch_are_imported(tmp_path):
     assert float(seconds) < 1.0, seconds
 
 
-@pytest.mark.parametrize("stop,status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
-def test_a_stopped_arena_saves_its_live_games_as_unfinished_records(tmp_path, stop, status):
+def test_ctrl_c_stops_the_arena_with_status_130_saying_what_it_saved(monkeypatch, capsys, tmp_path):
+    def interrupted(app, sock):
+        sock.close()
+        app.state.saved_at_stop = ["arena-x.json"]  # as the app's shutdown leaves it (the SIGTERM test runs it for real)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "serve", interrupted)
+    assert cli.main(["--records", str(tmp_path), "--port", str(free_port())]) == 130
+    assert "1 live game(s) saved" in capsys.readouterr().err
+
+
+def test_a_stopped_arena_saves_its_live_games_as_unfinished_records(tmp_path):
+    stop, status = signal.SIGTERM, 143
     port = free_port()
     records = tmp_path / "records"
     process = subprocess.Popen([sys.executable, "-m", "agents.arena", "--port", str(port), "--records", str(records)],
