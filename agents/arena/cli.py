@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import sys
+from typing import NoReturn
 
 from .folders import RecordFolder
 from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
@@ -54,22 +55,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def refuse(parser: argparse.ArgumentParser, problem: str) -> NoReturn:
+    """A problem with the options, in one line (``PROG: error: PROBLEM``, as ``agents._cli.exit_with_error`` writes
+    it, without the usage that argparse would print first); exits with status 2."""
+    parser.exit(2, f"{parser.prog}: error: {problem}\n")
+
+
 def checked(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
     """The options, each checked (exit 2 with one line naming the option otherwise); the records folder made."""
     args = parser.parse_args(argv)
     if not 0 < args.port < 65536:
-        parser.error(f"--port must be in [1, 65535], got {args.port}")
+        refuse(parser, f"--port must be in [1, 65535], got {args.port}")
     for option, value in (("--max-games", args.max_games), ("--max-records", args.max_records)):
         if value < 1:
-            parser.error(f"{option} must be a positive int, got {value}")
+            refuse(parser, f"{option} must be a positive int, got {value}")
     if not math.isfinite(args.idle_minutes) or args.idle_minutes <= 0:
-        parser.error(f"--idle-minutes must be a positive number of minutes, got {args.idle_minutes}")
+        refuse(parser, f"--idle-minutes must be a positive number of minutes, got {args.idle_minutes}")
     if args.results is not None and not os.path.isdir(args.results):
-        parser.error(f"--results {args.results}: no such folder (a tournament's --out folder, or a folder of them)")
+        refuse(parser, f"--results {args.results}: no such folder (a tournament's --out folder, or a folder of them)")
     try:
         RecordFolder(args.records).check_writable()
     except ValueError as error:
-        parser.error(f"--records: {error}")
+        refuse(parser, f"--records: {error}")
     return args
 
 
@@ -84,7 +91,7 @@ def bound_socket(parser: argparse.ArgumentParser, host: str, port: int) -> socke
         sock.bind((host, port))
     except OSError as error:
         sock.close()
-        parser.error(f"--port {port}: cannot listen on {host}:{port} ({error.strerror}); another program "
+        refuse(parser, f"--port {port}: cannot listen on {host}:{port} ({error.strerror}); another program "
                      f"(another hpuno-arena?) may hold it: choose a free port with --port")
     return sock
 

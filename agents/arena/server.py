@@ -33,6 +33,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agents.players import BUILT_IN, SHIPPED, TrainedAgent, available
 from hpuno_env import ACTION_LABELS, CARD_LABELS
+from hpuno_env._checks import check_finite, check_positive_int
 from hpuno_env._reading import parse_json
 from hpuno_env.cards import COLORS, DECKS
 from hpuno_env.options import (
@@ -429,6 +430,8 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
     """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
     ``SameSite``); with ``prepare_search`` it compiles the search player in a thread when it starts (the page says
     so while it does). ValueError (one line) when the records folder cannot be written."""
+    max_games, max_records = check_positive_int(max_games, "max_games"), check_positive_int(max_records, "max_records")
+    idle_seconds = check_finite(idle_seconds, "idle_seconds", low=0, low_open=True)  # NaN: games that never expire
     arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
     if not prepare_search:
         arena.search_ready.set()

@@ -364,3 +364,18 @@ def test_a_failure_is_answered_with_its_message_as_json_naming_no_server_folder(
     assert response.status_code == 500
     error = response.json()["error"]
     assert "RuntimeError: the size of tensor a must match at model.py" in error and os.path.dirname(SHIPPED["ppo_2p"]) not in error
+
+
+@pytest.mark.parametrize("options,words", [
+    ({"idle_seconds": float("nan")}, "idle_seconds"), ({"idle_seconds": float("inf")}, "idle_seconds"),
+    ({"idle_seconds": 0}, "idle_seconds"), ({"max_games": 0}, "max_games"), ({"max_records": -1}, "max_records"),
+])
+def test_the_app_refuses_limits_that_are_no_limits(records, options, words):
+    with pytest.raises(ValueError, match=words):
+        create_app(records=str(records), **options)
+
+
+def test_the_app_refuses_a_records_folder_it_cannot_write(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(ValueError, match="cannot be written"):
+        create_app(records=str(tmp_path / "a-file" / "records"))
