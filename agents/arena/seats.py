@@ -10,8 +10,8 @@ agent) and the rules; never another seat's hand.
 **The clock.** While a bot is to act, ``waiting_since`` holds when its wait began; ``agents.arena.bots`` plays
 ``play_fallback`` for it once its clock runs out: the fallback agent (``FALLBACK``, seeded as that seat) chooses,
 the move is told to everyone as usual, and ``on_timeout`` records it. A bot silent for ``MAX_SILENT_MOVES`` moves
-in a row is taken to be gone: its later moves of that game are the fallback's at once (an answer from it
-resets the count), so a person does not wait out its clock on every move.
+in a row is taken to be gone: its later moves of that game are the fallback's at once, so a person does not
+wait out its clock on every move.
 
 Like a ``Game``, a ``SeatedGame`` is used under its ``lock``.
 """
