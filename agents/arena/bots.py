@@ -97,6 +97,10 @@ class Bots:
 
     def check_room(self, game_bots) -> None:
         """Refuse (429) a new game for a bot that sits in ``max_games_per_bot`` live games already."""
+        with self.lock:
+            self._check_room(game_bots)
+
+    def _check_room(self, game_bots) -> None:
         for name in game_bots:
             if self._live_games_of(name) >= self.max_games_per_bot:
                 raise ArenaError(f"the bot {name!r} sits in {self.max_games_per_bot} live games already: try again later", 429)
@@ -104,11 +108,17 @@ class Bots:
     def seat(self, game: SeatedGame) -> None:
         """Follow a new game that has bots in it: their turns, actions and clocks, its timeouts into the store."""
         with self.lock:
-            self.check_room(game.bots.values())
+            self._check_room(game.bots.values())
             game.on_timeout = self._timed_out
             self.games[game.game_id] = game
 
+    def _followed(self) -> list[tuple[str, SeatedGame]]:
+        """The followed games now (a copy: another thread may add one meanwhile)."""
+        with self.lock:
+            return list(self.games.items())
+
     def _live_games_of(self, name: str) -> int:
+        """Called with ``lock`` held."""
         return sum(1 for game in list(self.games.values())
                    if not game.over and name.lower() in map(str.lower, game.bots.values()))
 
@@ -125,7 +135,7 @@ class Bots:
     def _waiting_for(self, name: str) -> list[tuple[str, SeatedGame, int]]:
         """(id, game, seat) of the games where bot ``name`` seemed to be to act, read without their locks."""
         found = []
-        for game_id, game in list(self.games.items()):
+        for game_id, game in self._followed():
             seat = next((s for s, bot in game.bots.items() if bot.lower() == name.lower()), None)
             if seat is not None and game.bot_to_act() == seat:
                 found.append((game_id, game, seat))
@@ -173,7 +183,7 @@ class Bots:
         """Play the fallback move for every bot whose clock ran out (and the agents' replies); returns how many.
         A game busy with another request is looked at on the next check."""
         played = 0
-        for game in list(self.games.values()):
+        for _, game in self._followed():
             if game.bot_to_act() is None or not game.lock.acquire(blocking=False):
                 continue
             try:

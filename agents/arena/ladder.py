@@ -46,8 +46,8 @@ from hpuno_env import kernel
 from hpuno_env.cards import CARD_POINTS
 from hpuno_env.records import Replay
 
-from .games import PERSON, AgentShelf, ArenaError
-from .seats import seat_seeds
+from .games import PERSON, AgentShelf, ArenaError, Game
+from .seats import SeatedGame, seat_seeds
 from .store import Store, check_name
 
 REFERENCE = "heuristic"
@@ -104,6 +104,17 @@ def play_deal(record: dict, policies: dict) -> list[bool]:
     raise ValueError(f"the deal did not end in {MAX_REPLAY_DECISIONS} decisions")
 
 
+def seats_of(game: Game) -> list[tuple[str | None, str]]:
+    """Each seat's ladder name and kind in a live game: the person's name (None: unnamed; always so in a plain
+    ``Game``), each bot's of a ``SeatedGame``, each agent's name of ``agents.available()`` (None for an agent
+    file: it is not on the ladder)."""
+    known = set(available())
+    bots = game.bots if isinstance(game, SeatedGame) else {}
+    person_name = game.person_name if isinstance(game, SeatedGame) else None
+    return [(person_name, "person") if seat == game.person else (bots[seat], "bot") if seat in bots
+            else (name if name in known else None, "agent") for seat, name in enumerate(game.names)]
+
+
 class Ladder:
     """The ladder on a ``Store``: rates finished games, serves ``GET /api/ladder``, replays deals for duplicates."""
 
@@ -147,6 +158,10 @@ class Ladder:
         if rated and duplicates:
             self._wake.set()
         return rated
+
+    def add_finished(self, game: Game) -> bool:
+        """``add_game`` for a live game of the arena that has ended or is dropped (``seats_of`` its seats)."""
+        return self.add_game(game.game_id, game.record(), seats_of(game))
 
     def duplicate_difference(self, record: dict, seat: int, seats: list[dict]) -> float:
         """The seat's live result (1: it won) minus the reference agent's on the same deal (module docstring)."""

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.players import available
 from hpuno_env.cards import CARD_LABELS
 from hpuno_env.engine import VectorEngine
 from hpuno_env.render import describe_events
@@ -152,20 +151,6 @@ class SeatedGame(Game):
         view["rules"] = self.engine.options.as_dict()
         view["clock"] = None
         return view
-
-    def ladder_seats(self) -> list[tuple[str | None, str]]:
-        """Each seat's ladder name and kind: the person's name (None: unnamed), each bot's, each agent's name of
-        ``agents.available()`` (None for an agent file: it is not on the ladder)."""
-        known = set(available())
-        seats = []
-        for seat, name in enumerate(self.names):
-            if seat == self.person:
-                seats.append((self.person_name, "person"))
-            elif seat in self.bots:
-                seats.append((self.bots[seat], "bot"))
-            else:
-                seats.append((name if name in known else None, "agent"))
-        return seats
 
 
 def make_seated_game(shelf: AgentShelf, num_players, opponents, rules, seed, *, person_name: str | None = None,

@@ -223,7 +223,7 @@ def test_a_game_a_bots_move_ends_is_handed_to_the_server_once_and_rated(client, 
     store, ladder, bots = opened
     secret = register(client)
     ended = []
-    bots.on_over = lambda game: ended.append(ladder.add_game(game.game_id, game.record(), game.ladder_seats()))
+    bots.on_over = lambda game: ended.append(ladder.add_finished(game))
     for seed in range(40):
         game = new_game(bots, players=2, opponents=["bot:zeta"], seed=seed)
 

@@ -10,10 +10,11 @@ import pytest
 from ladder_helpers import SHELF, drawer, like, new_game, open_ladder, play_person
 from openskill.models import PlackettLuce
 
-from agents.arena.games import ArenaError
-from agents.arena.ladder import Ladder, play_deal, rate_table, standing
+from agents.arena.games import ArenaError, make_game
+from agents.arena.ladder import Ladder, play_deal, rate_table, seats_of, standing
 from agents.arena.seats import seat_seeds
 from agents.evaluation.duplicate import paired_interval
+from agents.players import SHIPPED
 from hpuno_env.cards import CARD_POINTS
 
 MU, SIGMA = 25.0, 25 / 3
@@ -35,7 +36,7 @@ def test_a_winner_rises_and_the_others_fall(opened):
     store, ladder, bots = opened
     game = finished(bots, like("heuristic"), players=3, opponents=["random"], seed=1)
     won, ranks = standing(game.engine)
-    assert ladder.add_game(game.game_id, game.record(), game.ladder_seats())
+    assert ladder.add_finished(game)
     rows = {row["name"]: row for row in ladder.payload()["players"]}
     assert set(rows) == {"alice", "random"} and rows["random"]["games"] == 1 and rows["random"]["kind"] == "agent"
     alice = rows["alice"]
@@ -90,7 +91,7 @@ def test_a_person_who_plays_as_the_reference_scores_zero_on_every_deal(opened):
     for seed in range(6):
         opponents = ["heuristic"] if seed % 2 else ["ppo_2p"]
         game = finished(bots, like("heuristic"), players=2, opponents=opponents, seed=seed)
-        assert ladder.add_game(game.game_id, game.record(), game.ladder_seats())
+        assert ladder.add_finished(game)
         outcomes.append(standing(game.engine)[0][0])
     assert ladder.compute_duplicates() == 6
     duplicate = {row["name"]: row for row in ladder.payload()["players"]}["alice"]["duplicate"]
@@ -104,7 +105,7 @@ def test_the_duplicate_score_is_the_persons_result_minus_the_references_on_the_s
     differences = []
     for seed in range(8):
         game = finished(bots, drawer, players=2, opponents=["heuristic"], seed=seed)
-        assert ladder.add_game(game.game_id, game.record(), game.ladder_seats())
+        assert ladder.add_finished(game)
         live_won = standing(game.engine)[0][0]
         # the reference's result on this deal, played live by a person who plays as it does (another name)
         reference = finished(bots, like("heuristic"), players=2, opponents=["heuristic"], seed=seed, name="ref")
@@ -129,18 +130,26 @@ def test_play_deal_replays_the_recorded_deal_exactly_with_the_same_players(opene
 def test_games_that_do_not_count_are_stored_but_not_rated(opened, tmp_path):
     store, ladder, bots = opened
     unnamed = finished(bots, drawer, seed=1, name=None)
-    assert not ladder.add_game(unnamed.game_id, unnamed.record(), unnamed.ladder_seats())
+    assert not ladder.add_finished(unnamed)
     abandoned = new_game(bots, seed=2)
     with abandoned.lock:
         abandoned.person_acts(drawer(abandoned))
     assert abandoned.record()["outcome"] == "unfinished"
-    assert not ladder.add_game(abandoned.game_id, abandoned.record(), abandoned.ladder_seats())
-    agent_file = finished(bots, drawer, seed=3)
-    seats = agent_file.ladder_seats()
-    seats[1] = (None, "agent")  # an agent given as a file is not on the ladder
-    assert not ladder.add_game(agent_file.game_id, agent_file.record(), seats)
-    assert ladder.payload() == {"players": []} and len(store.games()) == 3
+    assert not ladder.add_finished(abandoned)
+    agent_file = finished(bots, drawer, seed=3, opponents=[SHIPPED["ppo_2p"]])
+    assert seats_of(agent_file) == [("alice", "person"), (None, "agent")]  # an agent file is not on the ladder
+    assert not ladder.add_finished(agent_file)
+    watched = make_game(SHELF, 2, ["heuristic", "random"], {}, 4, person=False)
+    watched.play_agents()
+    assert watched.over and seats_of(watched) == [("heuristic", "agent"), ("random", "agent")]
+    assert not ladder.add_finished(watched)  # agents only
+    assert ladder.payload() == {"players": []} and len(store.games()) == 4
     assert store.pending_duplicates(10) == []
+
+
+def test_a_plain_arena_game_has_an_unnamed_person_and_its_agents_by_name():
+    game = make_game(SHELF, 3, ["heuristic", "random"], {}, 0, person=True)
+    assert seats_of(game) == [(None, "person"), ("heuristic", "agent"), ("random", "agent")]
 
 
 def test_a_person_may_not_take_an_agents_or_a_bots_name(opened):
@@ -159,7 +168,7 @@ def test_each_name_has_its_rating_history_in_game_order(opened):
     _, ladder, bots = opened
     played = [finished(bots, like("heuristic"), opponents=["random"], seed=seed) for seed in (5, 6)]
     for game in played:
-        ladder.add_game(game.game_id, game.record(), game.ladder_seats())
+        ladder.add_finished(game)
     history = ladder.history("Alice")
     assert [entry["game"] for entry in history["history"]] == [game.game_id for game in played]
     latest = {row["name"]: row for row in ladder.payload()["players"]}["alice"]
@@ -173,7 +182,7 @@ def test_the_worker_replays_what_a_restart_left_pending(tmp_path):
     path = tmp_path / "arena.sqlite3"
     store, ladder, bots = open_ladder(path)
     game = finished(bots, drawer, seed=7)
-    ladder.add_game(game.game_id, game.record(), game.ladder_seats())
+    ladder.add_finished(game)
     store.close()  # the arena stops before the duplicate is replayed
 
     store, ladder, _ = open_ladder(path)
