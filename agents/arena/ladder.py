@@ -154,14 +154,20 @@ class Ladder:
         rate = (lambda before: rate_table(self.model, before, names, ranks)) if rated else None
         duplicates = [seat for seat, (_, kind) in enumerate(seats) if kind != "agent"
                       and all(other == "agent" for index, (_, other) in enumerate(seats) if index != seat)]
-        self.store.add_game(game_id, record, seats, ranks, rate, duplicates if rated else [], self.default)
+        rated = self.store.add_game(game_id, record, seats, ranks, rate, duplicates if rated else [], self.default)
         if rated and duplicates:
             self._wake.set()
         return rated
 
     def add_finished(self, game: Game) -> bool:
-        """``add_game`` for a live game of the arena that has ended or is dropped (``seats_of`` its seats)."""
-        return self.add_game(game.game_id, game.record(), seats_of(game))
+        """``add_game`` for a live game of the arena that has ended or is dropped (``seats_of`` its seats), under
+        the game's lock. A game the store refuses (a record over its limit) is said on stderr and not stored:
+        the person's answer does not fail for it."""
+        try:
+            return self.add_game(game.game_id, game.record(), seats_of(game))
+        except ArenaError as error:
+            print(f"hpuno arena: game {game.game_id} is not stored: {error}", file=sys.stderr)
+            return False
 
     def duplicate_difference(self, record: dict, seat: int, seats: list[dict]) -> float:
         """The seat's live result (1: it won) minus the reference agent's on the same deal (module docstring)."""

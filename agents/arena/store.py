@@ -257,16 +257,20 @@ class Store:
 
     def add_game(self, game: str, record: dict, seats: Sequence[tuple[str | None, str | None]], ranks: Sequence[int] | None,
                  rate: Callable[[dict[str, tuple[float, float]]], dict[str, tuple[float, float]]] | None,
-                 duplicates: Sequence[int], default: tuple[float, float]) -> None:
+                 duplicates: Sequence[int], default: tuple[float, float]) -> bool:
         """A finished game, in one transaction: its record and seats; if ``rate`` is given, the ratings of its
         names (``rate`` maps their ratings before, new names at ``default``, to their ratings after) and a
-        pending duplicate for each seat in ``duplicates``. A game stored already is a 409 and changes nothing."""
+        pending duplicate for each seat in ``duplicates``. Returns whether it was rated: a game whose names
+        cannot be rated (a name held by another kind meanwhile, or no room for a new name) is stored unrated.
+        A game stored already is a 409 and changes nothing."""
         text = json.dumps(record, separators=(",", ":"))
         if len(text) > MAX_STORED_RECORD_BYTES:
             raise ArenaError(f"the game's record is over {MAX_STORED_RECORD_BYTES} bytes: not stored", 413)
         with self._write() as db:
             if db.execute("SELECT 1 FROM games WHERE game = ?", (game,)).fetchone():
                 raise ArenaError(f"the game {game!r} is stored already", 409)
+            if rate is not None and not self._can_rate(db, seats):
+                rate = None
             db.execute("INSERT INTO games (game, finished, outcome, rated, record) VALUES (?, ?, ?, ?, ?)",
                        (game, self.clock(), record["outcome"], rate is not None, text))
             for seat, (name, kind) in enumerate(seats):
@@ -277,20 +281,27 @@ class Store:
                 for seat in duplicates:
                     db.execute("INSERT INTO duplicates (game, seat, name, state) VALUES (?, ?, ?, 'pending')",
                                (game, seat, seats[seat][0]))
+        return rate is not None
+
+    def _can_rate(self, db: sqlite3.Connection, seats) -> bool:
+        """Whether every name of ``seats`` is free or held by its seat's kind, and the new ones fit on the ladder."""
+        new = 0
+        for name, kind in dict(seats).items():
+            row = db.execute("SELECT kind FROM players WHERE name = ?", (name,)).fetchone()
+            if row is not None and row[0] != kind:
+                return False
+            new += row is None
+        return db.execute("SELECT COUNT(*) FROM players").fetchone()[0] + new <= MAX_PLAYERS
 
     def _rate(self, db: sqlite3.Connection, game: str, seats, rate, default: tuple[float, float]) -> None:
-        kinds = {}
-        for name, kind in seats:
-            kinds.setdefault(name, kind)
+        """The ratings of a game's names (``_can_rate`` holds) before, through ``rate``, after; kept as history."""
         before = {}
-        for name, kind in kinds.items():
-            row = db.execute("SELECT kind, mu, sigma FROM players WHERE name = ?", (name,)).fetchone()
+        for name, kind in dict(seats).items():
+            row = db.execute("SELECT mu, sigma FROM players WHERE name = ?", (name,)).fetchone()
             if row is None:
                 self._add_player(db, name, kind, *default)
-                row = (kind, *default)
-            if row[0] != kind:
-                raise ArenaError(f"the name {name!r} is a {row[0]}'s on the ladder, not a {kind}'s", 409)
-            before[name] = (row[1], row[2])
+                row = default
+            before[name] = (row[0], row[1])
         for name, (mu, sigma) in rate(before).items():
             db.execute("UPDATE players SET mu = ?, sigma = ?, games = games + 1 WHERE name = ?", (mu, sigma, name))
             db.execute("INSERT INTO ratings (game, name, mu, sigma) VALUES (?, ?, ?, ?)", (game, name, mu, sigma))

@@ -10,6 +10,7 @@ import pytest
 from ladder_helpers import SHELF, drawer, like, new_game, open_ladder, play_person
 from openskill.models import PlackettLuce
 
+from agents.arena import store as store_module
 from agents.arena.games import ArenaError, make_game
 from agents.arena.ladder import Ladder, play_deal, rate_table, seats_of, standing
 from agents.arena.seats import seat_seeds
@@ -201,3 +202,11 @@ def test_the_reference_agent_must_be_a_known_agent(tmp_path):
     store, _, _ = open_ladder(tmp_path / "arena.sqlite3")
     with pytest.raises(ValueError, match="reference agent"):
         Ladder(store, reference="/some/file.pt")
+
+
+def test_a_game_the_store_refuses_is_said_and_the_answer_does_not_fail(opened, monkeypatch, capsys):
+    store, ladder, bots = opened
+    game = finished(bots, drawer, seed=1)
+    monkeypatch.setattr(store_module, "MAX_STORED_RECORD_BYTES", 100)
+    assert not ladder.add_finished(game)
+    assert f"game {game.game_id} is not stored" in capsys.readouterr().err and store.games() == []

@@ -112,13 +112,24 @@ def test_a_failed_write_changes_nothing(tmp_path):
 
     with pytest.raises(ArenaError):
         store.add_game("g1", RECORD, TWO, [1, 2], refuse, [0], DEFAULT)
-    with pytest.raises(ArenaError, match="a bot.s on the ladder, not a person.s"):  # a game may not rate a bot's name as a person
-        store.add_game("g1", RECORD, [("zeta", "person"), ("heuristic", "agent")], [1, 2], plus_one, [0], DEFAULT)
     assert store.games() == [] and store.kind_of("alice") is None and store.kind_of("heuristic") is None
     store.add_game("g1", RECORD, TWO, [1, 2], plus_one, [], DEFAULT)
     with pytest.raises(ArenaError, match="stored already") as again:
         store.add_game("g1", RECORD, TWO, [1, 2], plus_one, [], DEFAULT)
     assert again.value.status == 409 and {row["name"]: row["games"] for row in store.players()}["alice"] == 1
+
+
+def test_a_game_whose_names_cannot_be_rated_is_stored_unrated(tmp_path, monkeypatch):
+    store = Store(tmp_path / "arena.sqlite3")
+    store.add_bot("zeta", "token-1", "10.0.0.1", *DEFAULT)
+    # a person played as "Zeta" while a bot took the name: the game is kept, nobody's rating moves
+    assert not store.add_game("g1", RECORD, [("Zeta", "person"), ("heuristic", "agent")], [1, 2], plus_one, [0], DEFAULT)
+    assert store.games()[0]["rated"] is False and store.pending_duplicates(10) == []
+    assert [(row["name"], row["games"]) for row in store.players()] == [("zeta", 0)]
+    monkeypatch.setattr(store_module, "MAX_PLAYERS", 2)  # room for one new name, not the two this game brings
+    assert not store.add_game("g2", RECORD, TWO, [1, 2], plus_one, [0], DEFAULT)
+    assert store.add_game("g3", RECORD, [("heuristic", "agent"), ("zeta", "bot")], [1, 2], plus_one, [], DEFAULT)
+    assert {row["name"]: row["games"] for row in store.players()} == {"zeta": 1, "heuristic": 1}
 
 
 def test_a_bots_secret_is_kept_only_as_its_digest(tmp_path):
