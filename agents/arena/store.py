@@ -163,22 +163,16 @@ class Store:
             raise
 
     def _open(self) -> None:
+        """Check the file's marks before writing anything to it; make the schema in a file with none."""
         db = self._db
         db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
-            raise StoreError(f"{self.path}: SQLite cannot keep this file in WAL mode")
-        db.execute("PRAGMA synchronous = FULL")
-        db.execute("PRAGMA foreign_keys = ON")
-        with self._write():
-            application, version = self._marks()
-            if application == 0 and version == 0 and not db.execute("SELECT 1 FROM sqlite_master").fetchone():
-                for statement in SCHEMA.split(";"):  # not executescript: it would commit the transaction first
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute("INSERT INTO salt (value) VALUES (?)", (secrets.token_bytes(16),))
-                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                application, version = APPLICATION_ID, SCHEMA_VERSION
+        if self._empty():
+            if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+                raise StoreError(f"{self.path}: SQLite cannot keep this file in WAL mode")
+            with self._write():
+                if self._empty():  # another process may have made it meanwhile
+                    self._make_schema()
+        application, version = self._marks()
         if application != APPLICATION_ID:
             raise StoreError(f"{self.path}: not an hpuno arena database (SQLite application_id {application}, "
                              f"the arena's is {APPLICATION_ID}): give --db a new file or an arena's")
@@ -186,7 +180,23 @@ class Store:
             raise StoreError(f"{self.path}: the arena database has schema version {version}, this hpuno-env reads "
                              f"version {SCHEMA_VERSION}: use the hpuno-env that made it, or a new --db file "
                              "(nothing is migrated)")
+        if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+            raise StoreError(f"{self.path}: SQLite cannot keep this file in WAL mode")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA foreign_keys = ON")
         self._salt = db.execute("SELECT value FROM salt").fetchone()[0]
+
+    def _empty(self) -> bool:
+        return self._marks() == (0, 0) and not self._db.execute("SELECT 1 FROM sqlite_master").fetchone()
+
+    def _make_schema(self) -> None:
+        db = self._db
+        for statement in SCHEMA.split(";"):  # not executescript: it would commit the transaction first
+            if statement.strip():
+                db.execute(statement)
+        db.execute("INSERT INTO salt (value) VALUES (?)", (secrets.token_bytes(16),))
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _marks(self) -> tuple[int, int]:
         return (self._db.execute("PRAGMA application_id").fetchone()[0], self._db.execute("PRAGMA user_version").fetchone()[0])

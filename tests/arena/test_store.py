@@ -64,10 +64,10 @@ def test_a_file_that_is_not_an_arena_database_is_refused_and_left_alone(tmp_path
     other = tmp_path / "other.sqlite3"
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE notes (text TEXT)")
+    before = other.read_bytes()
     with pytest.raises(StoreError, match="not an hpuno arena database"):
         Store(other)
-    with sqlite3.connect(other) as db:
-        assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("notes",)]
+    assert other.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite3"]
     text = tmp_path / "notes.txt"
     text.write_bytes(b"not a database at all, just some text that is long enough to have a header" * 20)
     with pytest.raises(StoreError, match="notes.txt"):
