@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -173,10 +172,9 @@ class Ladder:
         """The seat's live result (1: it won) minus the reference agent's on the same deal (module docstring)."""
         num_players, rules = record["num_players"], record["options"]
         seeds = seat_seeds(record["seed"], num_players)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a trained agent's rules warning: said to the person in the live game
-            policies = {s: self.shelf.load(self.reference if s == seat else seats[s]["name"], num_players, seeds[s], rules)
-                        for s in range(num_players)}
+        names = [self.reference if s == seat else seats[s]["name"] for s in range(num_players)]
+        players, _ = self.shelf.table(names, num_players, seeds, rules)  # a rules warning: told in the live game
+        policies = dict(enumerate(players))
         won_by_reference = play_deal(record, policies)[seat]
         return float(seats[seat]["rank"] == 1) - float(won_by_reference)
 

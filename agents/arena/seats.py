@@ -19,7 +19,6 @@ Like a ``Game``, a ``SeatedGame`` is used under its ``lock``.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -30,7 +29,7 @@ from hpuno_env.engine import VectorEngine
 from hpuno_env.render import describe_events
 
 from .games import (
-    ACTION_INDEX, HISTORY_LINES, PERSON, AgentShelf, ArenaError, Game, checked_players, checked_rules, checked_seed,
+    ACTION_INDEX, HISTORY_LINES, PERSON, AgentShelf, ArenaError, Game, checked_players, checked_rules, game_seed,
     new_secret, shown_hands,
 )
 from .store import check_name
@@ -159,7 +158,7 @@ def make_seated_game(shelf: AgentShelf, num_players, opponents, rules, seed, *, 
     seats the bot NAME (``is_bot(NAME)`` must hold; one seat a bot), the others are agents."""
     num_players = checked_players(num_players)
     rules = checked_rules(rules)
-    seed = checked_seed(seed)
+    seed = game_seed(seed)
     if person_name is not None:
         check_name(person_name, "name")
     if not isinstance(opponents, list) or not opponents:
@@ -177,16 +176,15 @@ def make_seated_game(shelf: AgentShelf, num_players, opponents, rules, seed, *, 
         if not is_bot(name):
             raise ArenaError(f"no bot {name!r} on this arena (POST /api/bots makes one)", 404)
     seeds = seat_seeds(seed, num_players)
-    policies = {}
-    with warnings.catch_warnings(record=True) as caught:  # a trained agent made under other rules: said in the view
-        warnings.simplefilter("always")
-        for seat, name in enumerate(opponents, start=1):
-            policies[seat] = shelf.load(FALLBACK if seat in bots else name, num_players, seeds[seat], rules)
+    # a bot's seat has the fallback agent, which plays for it when its clock runs out
+    seated = [FALLBACK if seat in bots else name for seat, name in enumerate(opponents, start=1)]
+    players, told = shelf.table(seated, num_players, seeds[1:], rules)
+    policies = dict(enumerate(players, start=1))
     engine = VectorEngine(1, num_players, seed=seed, auto_reset=False, **rules)
     table = [person_name or PERSON] + [BOT_PREFIX + bots[seat] if seat in bots else name
                                       for seat, name in enumerate(opponents, start=1)]
     game = SeatedGame(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine, policies=policies,
-                      seed=seed, person=0, warnings=sorted({str(w.message) for w in caught}), person_name=person_name,
+                      seed=seed, person=0, warnings=told, person_name=person_name,
                       bots=bots, clock=clock)
     game.start(deck)
     return game

@@ -39,7 +39,7 @@ def like(agent: str):
     def choose(game) -> str:
         if game.game_id not in policies:
             seed = seat_seeds(game.seed, game.engine.num_players)[0]
-            policies[game.game_id] = SHELF.load(agent, game.engine.num_players, seed, game.engine.options.as_dict())
+            policies[game.game_id] = SHELF.table([agent], game.engine.num_players, [seed], game.engine.options.as_dict())[0][0]
         return ACTION_LABELS[int(policies[game.game_id].act(game.engine.observe(), game.engine.legal_mask())[0])]
 
     return choose

@@ -124,7 +124,7 @@ def test_play_deal_replays_the_recorded_deal_exactly_with_the_same_players(opene
     _, _, bots = opened
     game = finished(bots, like("heuristic"), players=3, opponents=["heuristic"], seed=9)
     seeds = seat_seeds(9, 3)
-    policies = {seat: SHELF.load("heuristic", 3, seeds[seat], {}) for seat in range(3)}
+    policies = dict(enumerate(SHELF.table(["heuristic"] * 3, 3, seeds, {})[0]))
     assert play_deal(game.record(), policies) == standing(game.engine)[0]
 
 
