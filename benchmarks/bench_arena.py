@@ -63,6 +63,7 @@ def start_server(port: int, records: str, max_games: int) -> subprocess.Popen:
             os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
     command = [sys.executable, "-m", "agents.arena", "--port", str(port), "--records", records, "--max-games", str(max_games),
+               "--db", os.path.join(records, "arena.sqlite3"),
                "--allow-decks"]  # seeded deals: the same games every run
     server = subprocess.Popen(command, preexec_fn=one_core, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 180

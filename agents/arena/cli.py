@@ -1,10 +1,11 @@
 """``hpuno-arena`` (``python -m agents.arena``): serve the arena's page and JSON API with uvicorn.
 
-    hpuno-arena --port 8000 --records runs/arena --results runs/tournament
+    hpuno-arena --port 8000 --records runs/arena --results runs/tournament --db runs/arena/arena.sqlite3
 
 Binds to 127.0.0.1 unless ``--host`` says otherwise (then it warns: the
 arena has no accounts, and anyone who reaches the port can start games).
-Every option is checked, the records folder written to and the port bound
+Every option is checked, the records folder written to, the database
+opened (its schema version checked) and the port bound
 before the engine and torch are imported (seconds) or the address printed:
 a refusal is one line within a second. Ctrl-C or SIGTERM stops it, every
 live game saved as a record (an unfinished one marked so).
@@ -22,6 +23,7 @@ from typing import NoReturn
 
 from .folders import RecordFolder
 from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
+from .store import DEFAULT_DB, Store, StoreError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
@@ -44,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"where finished games are saved as records, and records are offered to replay (default {RECORDS})")
     parser.add_argument("--max-records", type=int, default=MAX_RECORDS, metavar="N",
                         help=f"the arena's own records it saves in --records at most (default {MAX_RECORDS:,})")
+    parser.add_argument("--db", default=DEFAULT_DB, metavar="PATH",
+                        help=f"the SQLite database of the ladder: finished games' records, ratings and bots, kept across "
+                             f"restarts (made if missing; default {DEFAULT_DB})")
     parser.add_argument("--results", metavar="DIR",
                         help="a tournament's --out folder (results.json, PNG plots), or a folder of such folders, for the leaderboard")
     parser.add_argument("--max-games", type=int, default=MAX_GAMES, help=f"live games at once (default {MAX_GAMES})")
@@ -77,6 +82,10 @@ def checked(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
         RecordFolder(args.records).check_writable()
     except ValueError as error:
         refuse(parser, f"--records: {error}")
+    try:
+        Store(args.db).close()  # made, or its schema version checked, before anything is served
+    except StoreError as error:
+        refuse(parser, f"--db: {error}")
     return args
 
 
@@ -153,7 +162,8 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)  # one small network call per move: a second thread only contends
     app = create_app(records=args.records, results=args.results, max_games=args.max_games, idle_seconds=args.idle_minutes * 60,
-                     allow_decks=args.allow_decks, max_records=args.max_records, hosts=hosts, prepare_search=True)
+                     allow_decks=args.allow_decks, max_records=args.max_records, hosts=hosts, prepare_search=True,
+                     db=args.db)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"hpuno arena: http://{shown}:{args.port}/ (Ctrl-C stops it)", flush=True)
     status = served_until_stopped(app, sock)

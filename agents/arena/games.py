@@ -33,6 +33,8 @@ from hpuno_env.options import RulesOptions, check_num_players
 from hpuno_env.records import Recorder, Replay, check_record
 from hpuno_env.render import describe_events
 
+from .errors import ArenaError
+
 PERSON = "you"  # the person's name in a record's players list and in the views
 HISTORY_LINES = 200  # event sentences a view repeats (the page keeps its own log as well)
 MAX_REPLAY_FRAMES = 20_000  # frames of one replay (a deal and its decisions): a long match has a few thousand
@@ -41,13 +43,6 @@ HISTORY_FRAMES = 12  # a replayed frame's history: the events of this many frame
 MAX_SHELVED = 16  # trained networks kept loaded (the shipped ones are 1-4 MB each); the least recently used goes first
 ACTION_INDEX = {label: index for index, label in enumerate(ACTION_LABELS)}
 
-
-class ArenaError(ValueError):
-    """A request the arena refuses; ``status`` is the HTTP status it answers with."""
-
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
 
 
 def new_secret() -> str:

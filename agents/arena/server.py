@@ -11,6 +11,12 @@ while a game moves. Games, watched games and replays live in memory under a
 random id, each with a random secret sent back as
 ``Authorization: Bearer SECRET``; idle ones are dropped after
 ``idle_seconds``, and there are caps on live games and on a request's body.
+
+With a database (``create_app(db=PATH)``, ``hpuno-arena --db PATH``) the
+arena is a ladder: ``agents.arena.store`` keeps every finished game's record,
+``agents.arena.ladder`` rates them, and ``agents.arena.bots`` seats bots in
+people's games (``"opponents": ["bot:NAME"]``); a request that carries a bot's
+secret on a game's routes is the bot's, in its own seat.
 """
 
 from __future__ import annotations
@@ -41,9 +47,13 @@ from hpuno_env.options import (
 )
 from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
+from .bots import MOVE_SECONDS, Bots, ladder_routes
 from .folders import MAX_PAGE, PAGE, RecordFolder
-from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
 from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, ReplaySession, make_game, prepare_search, record_frames
+from .ladder import Ladder
+from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
+from .seats import BOT_PREFIX, make_seated_game
+from .store import Store
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 2 * 2**20  # a request body (an uploaded record is the biggest: a long match is a few hundred kB)
@@ -166,6 +176,13 @@ class Arena:
         self.lock = threading.Lock()
         self.shelf = AgentShelf()
         self.search_ready = threading.Event()  # set once the search player is compiled (prepare_search), or not prepared
+        self.ladder: Ladder | None = None  # with a database (attach_ladder): finished games rated, bots seated
+        self.bots: Bots | None = None
+
+    def attach_ladder(self, ladder: Ladder, bots: Bots) -> None:
+        """Keep every finished game in the ladder's store, rate it there, and seat bots in people's games."""
+        self.ladder, self.bots = ladder, bots
+        bots.on_over = self.save  # a game a bot's move or its clock ended (the game's lock held)
 
     def sweep(self) -> None:
         """Drop games and replays idle for ``idle_seconds`` (a played game's record is saved first)."""
@@ -197,6 +214,8 @@ class Arena:
     def add_game(self, body: dict, person: bool) -> Game:
         self.sweep()
         known = {"players", "opponents", "rules", "seed", "deck"} if person else {"players", "agents", "rules", "seed"}
+        if person and self.ladder is not None:
+            known.add("name")
         unknown = sorted(set(body) - known)
         if unknown:
             raise ArenaError(f"unknown field(s) {unknown}: a game takes {sorted(known)}")
@@ -210,7 +229,7 @@ class Arena:
         names = body.get("opponents", ["heuristic"]) if person else body.get("agents", ["heuristic"])
         self._reserve_game()
         try:  # made outside the lock: the agents' first replies (a person's game) may take a while
-            game = make_game(self.shelf, body.get("players", 2), names, body.get("rules"), body.get("seed"), person, deck)
+            game = self._make_game(body, names, person, deck)
             if game.over:
                 self.save(game)
             game.touched = self.clock()
@@ -219,6 +238,21 @@ class Arena:
         finally:
             with self.lock:
                 self.making -= 1
+        return game
+
+    def _make_game(self, body: dict, names, person: bool, deck) -> Game:
+        """A game from a request's fields: on a ladder a person's game is a ``SeatedGame`` (a name, bots)."""
+        players, rules, seed = body.get("players", 2), body.get("rules"), body.get("seed")
+        if not person or self.ladder is None:
+            if isinstance(names, list) and any(isinstance(name, str) and name.startswith(BOT_PREFIX) for name in names):
+                raise ArenaError("bots take seats on an arena with a database only (hpuno-arena --db PATH)")
+            return make_game(self.shelf, players, names, rules, seed, person, deck)
+        name = body.get("name")
+        person_name = None if name is None else self.ladder.check_person_name(name)
+        game = make_seated_game(self.shelf, players, names, rules, seed, person_name=person_name,
+                                is_bot=self.bots.is_bot, deck=deck, clock=self.clock)
+        if game.bots:
+            self.bots.seat(game)
         return game
 
     def game(self, game_id: str, authorization: str | None) -> Game:
@@ -319,6 +353,8 @@ class Arena:
             game.record_file = self.records.save(record, game.game_id)
         except OSError as error:  # the game goes on (or ends) all the same; its view says why there is no record
             game.record_error = f"the game's record was not saved: {error.strerror or error}"
+        if self.ladder is not None:
+            self.ladder.add_finished(game)
 
     def prepare_search(self) -> None:
         """The search player compiled ahead of its first game (run in a thread of its own at start)."""
@@ -426,22 +462,39 @@ def rules_catalogue() -> dict:
 def create_app(records: str = "runs/arena", results: str | None = None, max_games: int = MAX_GAMES,
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
                clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = (),
-               prepare_search: bool = False) -> FastAPI:
+               prepare_search: bool = False, db: str | os.PathLike | None = None,
+               bot_move_seconds: float = MOVE_SECONDS) -> FastAPI:
     """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
     ``SameSite``); with ``prepare_search`` it compiles the search player in a thread when it starts (the page says
-    so while it does). ValueError (one line) when the records folder cannot be written."""
+    so while it does). With ``db`` (a SQLite file, made if missing) it is a ladder (module docstring): bots get
+    ``bot_move_seconds`` a move. ValueError (one line) when the records folder cannot be written;
+    ``store.StoreError`` when ``db`` is no database this arena can use."""
     max_games, max_records = check_positive_int(max_games, "max_games"), check_positive_int(max_records, "max_records")
     idle_seconds = check_finite(idle_seconds, "idle_seconds", low=0, low_open=True)  # NaN: games that never expire
     arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
     if not prepare_search:
         arena.search_ready.set()
+    store = None if db is None else Store(db)
+    if store is not None:
+        ladder = Ladder(store, shelf=arena.shelf)
+        arena.attach_ladder(ladder, Bots(store, ladder, move_seconds=bot_move_seconds, clock=clock))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         if prepare_search:
             threading.Thread(target=arena.prepare_search, name="prepare-search", daemon=True).start()
-        yield
-        app.state.saved_at_stop = await run_in_threadpool(arena.stop)  # Ctrl-C, SIGTERM: live games kept as records
+        if store is not None:
+            arena.ladder.start()
+            arena.bots.start_clock()
+        try:
+            yield
+        finally:
+            if store is not None:
+                arena.bots.stop_clock()
+            app.state.saved_at_stop = await run_in_threadpool(arena.stop)  # Ctrl-C, SIGTERM: live games kept as records
+            if store is not None:
+                arena.ladder.stop()
+                store.close()
 
     app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.saved_at_stop = []
@@ -457,6 +510,8 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
         return JSONResponse({"error": f"the arena failed on this request ({message})"}, status_code=500)
 
     add_game_routes(app, arena)
+    if store is not None:
+        app.include_router(ladder_routes(arena.ladder, arena.bots))
     add_replay_routes(app, arena)
     add_leaderboard_routes(app, arena)
 
@@ -484,13 +539,22 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
         game = await run_in_threadpool(arena.add_game, await read_body(request), True)
         return {"game": game.game_id, "seat": game.person, "token": game.token}
 
+    async def bots_request(authorization: str | None) -> bool:
+        """Whether a game's request carries a bot's secret: then the bot acts or looks in its own seat."""
+        return arena.bots is not None and await run_in_threadpool(arena.bots.holds_bot_secret, authorization)
+
     @app.get("/api/games/{game_id}")
     async def game_view(game_id: str, request: Request):
-        return await run_in_threadpool(arena.view, game_id, request.headers.get("authorization"))
+        authorization = request.headers.get("authorization")
+        if await bots_request(authorization):
+            return await run_in_threadpool(arena.bots.view, game_id, authorization)
+        return await run_in_threadpool(arena.view, game_id, authorization)
 
     @app.post("/api/games/{game_id}/actions")
     async def act(game_id: str, request: Request):
         authorization = request.headers.get("authorization")
+        if await bots_request(authorization):
+            return await run_in_threadpool(arena.bots.act, game_id, authorization, await read_body(request))
         arena.game(game_id, authorization)  # an unknown game or a wrong secret is answered before the body is read
         return await run_in_threadpool(arena.act, game_id, authorization, await read_body(request))
 

@@ -48,7 +48,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from .games import ArenaError
+from .errors import ArenaError
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x48505541  # "HPUA": this file is an hpuno arena's database

@@ -1,17 +1,12 @@
 """What the ladder's and the bots' tests share: a store, ladder and bots on a temporary file, people who play a
-``SeatedGame`` in Python, and a small app with the ladder's routes and the bots' game routes."""
+``SeatedGame`` in Python."""
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
-
-from agents.arena.bots import Bots, ladder_routes
-from agents.arena.games import AgentShelf, ArenaError
+from agents.arena.bots import Bots
+from agents.arena.games import AgentShelf
 from agents.arena.ladder import Ladder
 from agents.arena.seats import make_seated_game, seat_seeds
-from agents.arena.server import read_body
 from agents.arena.store import Store
 from hpuno_env import ACTION_LABELS
 
@@ -68,23 +63,3 @@ def play_person(game, choose, bot_move=None, limit: int = 5000):
             game.person_acts(choose(game))
     raise AssertionError(f"the game did not end in {limit} decisions")
 
-
-def ladder_app(bots: Bots) -> FastAPI:
-    """The ladder's routes, and a bot's action and view on the game routes as the arena's server hands them over."""
-    app = FastAPI()
-
-    @app.exception_handler(ArenaError)
-    async def refused(request: Request, error: ArenaError):
-        return JSONResponse({"error": str(error)}, status_code=error.status)
-
-    app.include_router(ladder_routes(bots.ladder, bots))
-
-    @app.get("/api/games/{game_id}")
-    async def view(game_id: str, request: Request):
-        return await run_in_threadpool(bots.view, game_id, request.headers.get("authorization"))
-
-    @app.post("/api/games/{game_id}/actions")
-    async def act(game_id: str, request: Request):
-        return await run_in_threadpool(bots.act, game_id, request.headers.get("authorization"), await read_body(request))
-
-    return app

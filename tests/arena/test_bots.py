@@ -1,5 +1,6 @@
-"""Bots on the ladder: registering, secrets, a bot's turns and actions through the API, what a bot's view holds
-(its own seat only), its clock and recorded timeouts, the limits, and the reference bot client playing a game."""
+"""Bots on the ladder: registering, secrets, a bot's turns and actions through the arena's API, what a bot's view
+holds (its own seat only), its clock and recorded timeouts, the limits, the reference bot client playing a game,
+and the arena's server with a database: people's named games with bots in them, rated and kept across a restart."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import time
 
 import numpy as np
 import pytest
-from ladder_helpers import drawer, ladder_app, like, new_game, open_ladder, play_person
+from ladder_helpers import drawer, like, new_game, open_ladder, play_person
 from starlette.testclient import TestClient
 from test_api import labels_in
 
-from agents.arena import bot_client
+from agents.arena import bot_client, create_app
 from agents.arena.games import ArenaError
 from agents.arena.seats import MAX_SILENT_MOVES
 from hpuno_env import ACTION_LABELS, CARD_LABELS
@@ -27,18 +28,55 @@ class FakeClock:
         return self.now
 
 
-@pytest.fixture
-def opened(tmp_path):
-    store, ladder, bots = open_ladder(tmp_path / "arena.sqlite3")
-    yield store, ladder, bots
-    bots.stop_clock()
-    store.close()
+def ladder_arena(tmp_path):
+    """The arena's app on a database in ``tmp_path`` (seeded deals allowed: the same games every run)."""
+    return create_app(records=str(tmp_path / "records"), db=tmp_path / "arena.sqlite3", allow_decks=True)
 
 
 @pytest.fixture
-def client(opened):
-    with TestClient(ladder_app(opened[2])) as test_client:
+def app(tmp_path):
+    return ladder_arena(tmp_path)
+
+
+@pytest.fixture
+def client(app):
+    with TestClient(app, base_url="http://localhost") as test_client:
         yield test_client
+
+
+@pytest.fixture
+def opened(app, client):
+    arena = app.state.arena
+    return arena.ladder.store, arena.ladder, arena.bots
+
+
+def http_game(client, app, **body):
+    """A person's game made through ``POST /api/games``: (the live game, the person's secret)."""
+    answer = client.post("/api/games", json=body)
+    assert answer.status_code == 200, answer.text
+    return app.state.arena.games[answer.json()["game"]], answer.json()["token"]
+
+
+def person_over_http(client, token, choose):
+    """A person who acts through ``POST /api/games/ID/actions``, choosing by ``choose(game)``."""
+    def act(game):
+        with game.lock:
+            label = choose(game)
+        answer = client.post(f"/api/games/{game.game_id}/actions", json={"action": label}, headers=bearer(token))
+        assert answer.status_code == 200, answer.text
+    return act
+
+
+def play_over_http(game, person, bot_move, limit: int = 5000):
+    for _ in range(limit):
+        if game.over:
+            return
+        seat = game.bot_to_act()
+        if seat is None:
+            person(game)
+        else:
+            bot_move(game, seat)
+    raise AssertionError(f"the game did not end in {limit} decisions")
 
 
 def bearer(secret: str) -> dict:
@@ -93,11 +131,11 @@ def test_the_long_poll_waits_for_a_turn_and_is_bounded(client):
 
 
 @pytest.mark.parametrize("players,seed,rules", [(2, 1, {}), (4, 7, {"seven_zero": True, "jump_in": True, "stacking": "both"})])
-def test_a_bot_plays_through_the_api_and_sees_only_its_own_seat(client, opened, players, seed, rules):
+def test_a_bot_plays_through_the_api_and_sees_only_its_own_seat(client, app, opened, players, seed, rules):
     store, ladder, bots = opened
     secret = register(client)
     opponents = ["bot:zeta"] + ["heuristic"] * (players - 2)
-    game = new_game(bots, players=players, opponents=opponents, seed=seed, rules=rules)
+    game, _ = http_game(client, app, players=players, opponents=opponents, seed=seed, rules=rules)
     seen: set[str] = set()
     views = 0
 
@@ -133,10 +171,9 @@ def test_a_bot_plays_through_the_api_and_sees_only_its_own_seat(client, opened, 
     assert not hidden & labels_in(client.get(f"/api/games/{game.game_id}", headers=bearer(secret)).json())
 
 
-def test_a_bots_wrong_moves_are_refused_and_change_nothing(client, opened):
-    _, _, bots = opened
+def test_a_bots_wrong_moves_are_refused_and_change_nothing(client, app):
     secret, other = register(client), register(client, "omega")
-    game = new_game(bots, players=3, opponents=["bot:zeta", "heuristic"], seed=2)
+    game, _ = http_game(client, app, players=3, opponents=["bot:zeta", "heuristic"], seed=2)
     while game.bot_to_act() is None:
         with game.lock:
             game.person_acts(drawer(game))
@@ -219,41 +256,49 @@ def test_bot_seats_are_checked_and_a_bot_sits_in_a_bounded_number_of_games(tmp_p
     store.close()
 
 
-def test_a_game_a_bots_move_ends_is_handed_to_the_server_once_and_rated(client, opened):
+def bot_over_http(client, secret):
+    """A bot that looks at its game and plays its first card (else its first legal action) through the API."""
+    def move(game, seat):
+        view = client.get(f"/api/games/{game.game_id}", headers=bearer(secret)).json()
+        plays = [label for label in view["legal"] if label.startswith("play:")]
+        answer = client.post(f"/api/games/{game.game_id}/actions", json={"action": (plays or view["legal"])[0]},
+                             headers=bearer(secret))
+        assert answer.status_code == 200, answer.text
+    return move
+
+
+def test_a_named_persons_game_with_a_bot_is_stored_and_rated_whichever_seat_ends_it(client, app, opened):
     store, ladder, bots = opened
     secret = register(client)
-    ended = []
-    bots.on_over = lambda game: ended.append(ladder.add_finished(game))
+    ended_by = set()
     for seed in range(40):
-        game = new_game(bots, players=2, opponents=["bot:zeta"], seed=seed)
-
-        def bot_move(game, seat):
-            view = client.get(f"/api/games/{game.game_id}", headers=bearer(secret)).json()
-            plays = [label for label in view["legal"] if label.startswith("play:")]
-            client.post(f"/api/games/{game.game_id}/actions", json={"action": (plays or view["legal"])[0]},
-                        headers=bearer(secret))
-
-        play_person(game, like("random-play"), bot_move)
-        if ended:
+        game, token = http_game(client, app, name="alice", opponents=["bot:zeta"], seed=seed)
+        play_over_http(game, person_over_http(client, token, like("random-play")), bot_over_http(client, secret))
+        ended_by.add(game.winner == game.agents[1])
+        if ended_by == {True, False}:
             break
-    assert ended == [True] and game.winner == game.agents[1]
-    zeta = {row["name"]: row for row in ladder.payload()["players"]}["zeta"]
-    assert zeta["kind"] == "bot" and zeta["games"] == 1 and zeta["mu"] > 25
+    assert ended_by == {True, False}
+    stored = store.games(1000)
+    assert len(stored) == seed + 1 and all(row["outcome"] == "terminated" and row["rated"] for row in stored)
+    assert store.record(game.game_id) == game.record()
+    rows = {row["name"]: row for row in client.get("/api/ladder").json()["players"]}
+    assert rows["zeta"]["kind"] == "bot" and rows["alice"]["kind"] == "person"
+    assert rows["zeta"]["games"] == rows["alice"]["games"] == seed + 1
 
 
-def test_the_reference_bot_client_plays_a_game_over_the_api(client, opened):
+def test_the_reference_bot_client_plays_a_game_over_the_api(client, app, opened):
     store, ladder, bots = opened
     secret = bot_client.register(client, "client-bot")
-    game = new_game(bots, players=2, opponents=["bot:client-bot"], seed=11)
+    game, token = http_game(client, app, opponents=["bot:client-bot"], seed=11)
+    person = person_over_http(client, token, drawer)
     moves = []
     runner = threading.Thread(target=lambda: moves.append(
         bot_client.play(client, secret, "ppo_2p", wait=0.2, until=lambda: game.over)))
     runner.start()
     deadline = time.monotonic() + 120
     while not game.over and time.monotonic() < deadline:
-        with game.lock:
-            if not game.over and game.bot_to_act() is None:
-                game.person_acts(drawer(game))
+        if game.bot_to_act() is None:
+            person(game)
         time.sleep(0.001)
     runner.join(30)
     assert game.over and not runner.is_alive()
@@ -274,3 +319,39 @@ def test_the_bot_client_chooses_as_its_agent_would_on_the_engines_observation(op
     agent = load("heuristic", num_players=2)
     expected = ACTION_LABELS[int(agent.act(game.engine.observe(), game.engine.legal_mask())[0])]
     assert bot_client.choose({}, "heuristic", view) == expected
+
+
+def test_a_restart_on_the_same_database_keeps_the_ladder_the_bots_and_the_finished_games(tmp_path):
+    with TestClient(ladder_arena(tmp_path), base_url="http://localhost") as client:
+        app = client.app
+        secret = register(client)
+        game, token = http_game(client, app, name="alice", opponents=["bot:zeta"], seed=1)
+        play_over_http(game, person_over_http(client, token, drawer), bot_over_http(client, secret))
+        ladder_before = client.get("/api/ladder").json()
+        record = game.record()
+    assert {row["name"] for row in ladder_before["players"]} == {"alice", "zeta"}
+    with TestClient(ladder_arena(tmp_path), base_url="http://localhost") as client:
+        store = client.app.state.arena.ladder.store
+        assert client.get("/api/ladder").json() == ladder_before
+        assert client.get("/api/bots/turns", headers=bearer(secret)).json() == {"turns": []}
+        assert client.post("/api/bots", json={"name": "zeta"}).status_code == 409
+        assert store.record(game.game_id) == record and store.games()[0]["rated"]
+        again, _ = http_game(client, client.app, name="alice", opponents=["bot:zeta"], seed=2)
+        assert again.bots == {1: "zeta"}
+
+
+@pytest.mark.parametrize("body,status,words", [
+    ({"name": "heuristic"}, 409, "an agent's"), ({"name": "zeta"}, 409, "a bot's"), ({"name": "has space"}, 400, "name"),
+    ({"opponents": ["bot:nobody"]}, 404, "no bot"), ({"name": "alice", "opponents": ["bot:zeta", "bot:zeta"], "players": 3}, 400, "one seat")])
+def test_a_game_with_a_bad_name_or_bot_is_refused_and_makes_nothing(client, app, body, status, words):
+    register(client)
+    answer = client.post("/api/games", json=body)
+    assert answer.status_code == status and words in answer.json()["error"], answer.text
+    assert app.state.arena.games == {} and app.state.arena.ladder.store.games() == []
+
+
+def test_an_arena_without_a_database_takes_no_names_or_bots(tmp_path):
+    with TestClient(create_app(records=str(tmp_path)), base_url="http://localhost") as client:
+        assert "unknown field(s) ['name']" in client.post("/api/games", json={"name": "alice"}).json()["error"]
+        assert "database" in client.post("/api/games", json={"opponents": ["bot:zeta"]}).json()["error"]
+        assert client.get("/api/ladder").status_code == 404

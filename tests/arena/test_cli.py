@@ -8,6 +8,7 @@ import asyncio
 import json
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ import httpx
 import pytest
 
 from agents.arena import cli, limits, server
+from agents.arena.store import SCHEMA_VERSION, Store
 from hpuno_env.records import load_record
 
 STARTUP = 120  # seconds for a server process to answer (the engine's import, on a loaded machine)
@@ -41,7 +43,7 @@ def served(monkeypatch):
 
 def test_the_arena_binds_to_this_machine_by_default_without_a_warning(served, capsys, tmp_path):
     port = free_port()
-    assert cli.main(["--records", str(tmp_path), "--port", str(port)]) == 0
+    assert cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path), "--port", str(port)]) == 0
     assert served[0]["address"] == ("127.0.0.1", port)
     output = capsys.readouterr()
     assert "warning" not in output.err and f"http://127.0.0.1:{port}/" in output.out
@@ -49,7 +51,7 @@ def test_the_arena_binds_to_this_machine_by_default_without_a_warning(served, ca
 
 def test_another_host_is_served_with_a_warning(served, capsys, tmp_path):
     port = free_port()
-    assert cli.main(["--host", "0.0.0.0", "--port", str(port), "--records", str(tmp_path)]) == 0
+    assert cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--host", "0.0.0.0", "--port", str(port), "--records", str(tmp_path)]) == 0
     assert served[0]["address"] == ("0.0.0.0", port)
     assert "warning: the arena listens on 0.0.0.0" in capsys.readouterr().err
 
@@ -69,7 +71,7 @@ BAD = [
 @pytest.mark.parametrize("argv,option", BAD)
 def test_bad_options_are_refused_in_one_line_naming_the_option(served, capsys, tmp_path, argv, option):
     with pytest.raises(SystemExit) as exit_info:
-        cli.main(["--records", str(tmp_path), *argv])
+        cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path), *argv])
     error = capsys.readouterr().err.strip().splitlines()
     assert exit_info.value.code == 2 and served == [] and len(error) == 1 and option in error[0], error
 
@@ -77,8 +79,23 @@ def test_bad_options_are_refused_in_one_line_naming_the_option(served, capsys, t
 def test_a_records_folder_that_cannot_be_written_is_refused_at_start(served, capsys, tmp_path):
     (tmp_path / "a-file").write_text("")
     with pytest.raises(SystemExit) as exit_info:
-        cli.main(["--records", str(tmp_path / "a-file" / "records"), "--port", str(free_port())])
+        cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path / "a-file" / "records"), "--port", str(free_port())])
     assert exit_info.value.code == 2 and served == [] and "--records" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["not a database", "another schema version"])
+def test_a_database_the_arena_cannot_use_is_refused_at_start_in_one_line(served, capsys, tmp_path, kind):
+    path = tmp_path / "arena.sqlite3"
+    if kind == "not a database":
+        path.write_text("these are notes, not a database\n" * 100)
+    else:
+        Store(path).close()
+        with sqlite3.connect(path) as db:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--db", str(path), "--records", str(tmp_path), "--port", str(free_port())])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert exit_info.value.code == 2 and served == [] and len(error) == 1 and error[0].startswith("hpuno-arena: error: --db"), error
 
 
 def test_a_busy_port_is_refused_before_the_address_is_printed(served, capsys, tmp_path):
@@ -87,7 +104,7 @@ def test_a_busy_port_is_refused_before_the_address_is_printed(served, capsys, tm
         busy.listen()
         port = busy.getsockname()[1]
         with pytest.raises(SystemExit) as exit_info:
-            cli.main(["--records", str(tmp_path), "--port", str(port)])
+            cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path), "--port", str(port)])
     output = capsys.readouterr()
     assert exit_info.value.code == 2 and served == [] and "http://" not in output.out
     assert f"--port {port}" in output.err and "choose a free port with --port" in output.err and len(output.err.splitlines()) == 1
@@ -117,7 +134,7 @@ def test_the_arenas_socket_sends_each_answer_at_once():
 
 def test_a_results_folder_without_results_is_served_with_a_warning(served, capsys, tmp_path):
     (tmp_path / "results").mkdir()
-    assert cli.main(["--records", str(tmp_path / "records"), "--results", str(tmp_path / "results"), "--port", str(free_port())]) == 0
+    assert cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path / "records"), "--results", str(tmp_path / "results"), "--port", str(free_port())]) == 0
     assert "holds no results.json" in capsys.readouterr().err
 
 
@@ -139,7 +156,7 @@ def test_ctrl_c_stops_the_arena_with_status_130_saying_what_it_saved(monkeypatch
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "serve", interrupted)
-    assert cli.main(["--records", str(tmp_path), "--port", str(free_port())]) == 130
+    assert cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path), "--port", str(free_port())]) == 130
     assert "1 live game(s) saved" in capsys.readouterr().err
 
 
@@ -147,7 +164,7 @@ def test_a_stopped_arena_saves_its_live_games_as_unfinished_records(tmp_path):
     stop, status = signal.SIGTERM, 143
     port = free_port()
     records = tmp_path / "records"
-    process = subprocess.Popen([sys.executable, "-m", "agents.arena", "--port", str(port), "--records", str(records)],
+    process = subprocess.Popen([sys.executable, "-m", "agents.arena", "--port", str(port), "--records", str(records), "--db", str(records / "arena.sqlite3")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{port}"
