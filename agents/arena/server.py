@@ -384,7 +384,8 @@ class Arena:
         records, total = self.records.page(0, PAGE)
         return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS), "cards": list(CARD_LABELS),
                 "records": records, "records_total": total, "results": self.result_sets(), "person_seeds": self.allow_decks,
-                "search_ready": self.search_ready.is_set()}
+                "search_ready": self.search_ready.is_set(),
+                "ladder": self.ladder is not None}
 
     def record_page(self, start: str, count: str) -> dict:
         first = whole_number(start, "start", 10**9)

@@ -369,3 +369,49 @@ def test_a_slow_first_search_game_says_the_search_player_is_being_prepared(page,
         release.set()
         del arena.add_game
         arena.search_ready.set()
+
+
+@pytest.fixture(scope="module")
+def ladder_server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ladder")
+    yield from served(create_app(records=str(root / "records"), db=root / "arena.sqlite3", allow_decks=True))
+
+
+def test_a_person_plays_under_a_name_and_finds_it_on_the_ladder_tab(browser, ladder_server):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_default_timeout(20_000)
+    open_page(page, ladder_server, "play")
+    assert page.is_visible("#play-name") and page.is_visible("#ladder-link")
+    page.fill("#play-opponents", "heuristic")
+    page.fill("#play-seed", "3")
+    page.fill("#play-name", "heuristic")  # an agent's name is refused, on the page
+    page.click("#play-start")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "an agent's" in page.inner_text("#error")
+    page.fill("#play-name", "alice")
+    page.click("#play-start")
+    page.wait_for_selector("#play-table[data-renders]")
+    for _ in range(500):
+        if page.get_attribute("#play-table", "data-over") == "true":
+            break
+        renders = page.get_attribute("#play-table", "data-renders")
+        offered = page.eval_on_selector_all("#play-table [data-action]", "nodes => nodes.map(n => n.dataset.action)")
+        page.locator(f'#play-table [data-action="{choose(offered)}"]').first.click()
+        page.wait_for_selector(f'#play-table:not([data-renders="{renders}"])')
+    assert page.get_attribute("#play-table", "data-over") == "true"
+    page.click("#ladder-link")
+    page.wait_for_selector("#ladder-table tr[data-name=alice]")
+    rows = page.eval_on_selector_all("#ladder-table tr[data-name]", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    assert {row[1]: row[2] for row in rows} == {"alice": "person", "heuristic": "agent"}
+    assert all(row[4] == "1" for row in rows)
+    screenshot(page, "ladder")
+    context.close()
+    assert errors == []
+
+
+def test_an_arena_without_a_database_shows_no_ladder(page, server):
+    open_page(page, server, "play")
+    assert not page.is_visible("#play-name") and not page.is_visible("#ladder-link")

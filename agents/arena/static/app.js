@@ -1,4 +1,4 @@
-// The arena's page: four views (play, watch, replay, leaderboard) over the JSON API of agents/arena/server.py.
+// The arena's page: five views (play, watch, replay, leaderboard, ladder) over the JSON API of agents/arena/server.py.
 "use strict";
 
 // renders counts the tables drawn: a script (or a test) driving the page waits for the next one after a click
@@ -71,6 +71,7 @@ function showPage() {
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.page === page);
   if (page === "leaderboard") loadLeaderboard();
+  if (page === "ladder") loadLadder();
   if (page === "replay") fillRecordList();
 }
 
@@ -125,7 +126,9 @@ async function startGame(event) {
   event.preventDefault();
   await guarded(async () => {
     const setup = readSetup(event.target, "[name=opponents]");
-    const created = await api("POST", "/api/games", { players: setup.players, opponents: setup.names, rules: setup.rules, seed: setup.seed });
+    const name = document.getElementById("play-name").value.trim();
+    const body = { players: setup.players, opponents: setup.names, rules: setup.rules, seed: setup.seed };
+    const created = await api("POST", "/api/games", name ? { ...body, name } : body);
     sessionStorage.setItem("hpuno-game", JSON.stringify(created));
     await resumeGame();
   });
@@ -433,6 +436,26 @@ async function loadLeaderboard() {
   });
 }
 
+// ------------------------------------------------------------------ ladder
+
+function duplicateText(duplicate) {
+  if (!duplicate) return "—";
+  return `${duplicate.mean.toFixed(3)} [${duplicate.low.toFixed(3)}, ${duplicate.high.toFixed(3)}] (${duplicate.rounds})`;
+}
+
+async function loadLadder() {
+  await guarded(async () => {
+    const { players } = await api("GET", "/api/ladder");
+    const head = ["rank", "name", "kind", "rating μ ± σ", "games", "duplicate [95%] (games)"];
+    document.getElementById("ladder").replaceChildren(players.length ? el("table", { className: "board", id: "ladder-table" }, [
+      el("tr", {}, head.map((h) => el("th", { text: h }))),
+      ...players.map((row, index) => el("tr", { "data-name": row.name }, [String(index + 1), row.name, row.kind,
+        `${row.mu.toFixed(2)} ± ${row.sigma.toFixed(2)}`, String(row.games), duplicateText(row.duplicate)]
+        .map((cell) => el("td", { text: cell })))),
+    ]) : el("p", { text: "Nobody on the ladder yet: play a game under a name (Play)." }));
+  });
+}
+
 // ------------------------------------------------------------------ start
 
 function wire() {
@@ -472,6 +495,9 @@ async function main() {
     document.getElementById("agent-names").replaceChildren(...state.catalogue.agents.map((name) => el("option", { value: name })));
     // a person's game is dealt at random unless the arena runs with --allow-decks
     document.getElementById("play-seed").closest("label").hidden = !state.catalogue.person_seeds;
+    // an arena with a database (hpuno-arena --db) keeps a ladder
+    document.getElementById("play-name").closest("label").hidden = !state.catalogue.ladder;
+    document.getElementById("ladder-link").hidden = !state.catalogue.ladder;
     fillPlayers(document.getElementById("play-players"), 2);
     fillPlayers(document.getElementById("watch-players"), 4);
     for (const fieldset of document.querySelectorAll("fieldset.rules")) buildRules(fieldset);
