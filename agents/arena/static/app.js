@@ -2,6 +2,7 @@
 "use strict";
 
 // renders counts the tables drawn: a script (or a test) driving the page waits for the next one after a click
+const BOT_POLL_MS = 300; // how often the page asks whether a bot at the table has moved
 const state = { catalogue: null, play: null, watch: null, watchRun: null, watchTimer: null, replay: null, renders: 0, agentNames: [] };
 
 // A request of the JSON API; a failure throws an Error carrying the server's message (its "error", or the start
@@ -144,6 +145,21 @@ async function resumeGame() {
     return;
   }
   renderPlay();
+  const play = state.play;
+  play.busy = true;
+  await guarded(() => waitForBots(play));
+  play.busy = false;
+  renderPlay();
+}
+
+// A bot at the table moves through requests of its own: while it is to act, the person's view offers no action,
+// so the page asks again until it is the person's turn or the game is over.
+async function waitForBots(play) {
+  while (!play.view.over && !play.view.legal.length && state.play === play) {
+    renderPlay();
+    await new Promise((resolve) => setTimeout(resolve, BOT_POLL_MS));
+    play.view = await api("GET", `/api/games/${play.game}`, undefined, play.token);
+  }
 }
 
 async function playAction(label) {
@@ -152,6 +168,7 @@ async function playAction(label) {
   play.busy = true;
   await guarded(async () => {
     play.view = await api("POST", `/api/games/${play.game}/actions`, { action: label }, play.token);
+    await waitForBots(play);
   });
   play.busy = false;
   renderPlay();
@@ -168,6 +185,7 @@ function playStatus(view) {
     challenge: "a Wild Draw Four was played on you: challenge it or accept", catch: "someone has one card and did not call UNO",
     stack: `stack a draw card, or accept ${view.pending_draw}`, jump: "jump in with the twin of the card just played, or pass",
   };
+  if (!view.legal.length) return `Waiting for ${view.current} to move…`;
   return `Your turn: ${hints[view.phase] || view.phase}`;
 }
 
