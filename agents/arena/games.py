@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.players import BUILT_IN, SHIPPED, SearchAgent, TrainedAgent, available, load
+from agents.players import BUILT_IN, NEEDS_OPTIONS, SHIPPED, SearchAgent, TrainedAgent, available, load
 from agents.players.trained import other_rules_warning
 from hpuno_env import ACTION_LABELS, VectorEngine, kernel
 from hpuno_env._checks import SEED_LIMIT, check_seed
@@ -79,18 +79,27 @@ def game_seed(seed) -> int:
     return secrets.randbelow(SEED_LIMIT) if seed is None else seed
 
 
+def arena_agents() -> list[str]:
+    """The agents the arena seats: every name of ``agents.available()`` that loads without options (a language
+    model needs its server, which the arena is not told)."""
+    return [name for name in available() if name not in NEEDS_OPTIONS]
+
+
 def agent_file(name) -> str | None:
     """The agent file an opponent's name stands for (a shipped agent's, or the name read as a path), None for a
     built-in player; ArenaError for anything else. Checked for every seat before any agent is loaded."""
     if not isinstance(name, str) or not name or len(name) > 4096 or "\0" in name:
-        raise ArenaError(f"an opponent must be an agent name ({', '.join(available())}) or a file path, got {str(name)[:80]!r}")
+        raise ArenaError(f"an opponent must be an agent name ({', '.join(arena_agents())}) or a file path, got {str(name)[:80]!r}")
+    if name in NEEDS_OPTIONS:
+        raise ArenaError(f"{name!r} needs options (a model's server) that the arena does not take: "
+                         f"one of {arena_agents()} or an agent file")
     if name in BUILT_IN:
         return None
     if name in SHIPPED:
         return SHIPPED[name]
     if os.path.isfile(name):
         return name
-    raise ArenaError(f"unknown agent {name[:200]!r}: not one of {available()} and no such file")
+    raise ArenaError(f"unknown agent {name[:200]!r}: not one of {arena_agents()} and no such file")
 
 
 class AgentShelf:

@@ -49,7 +49,7 @@ from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
 from .bots import MOVE_SECONDS, Bots, ladder_routes
 from .folders import MAX_PAGE, PAGE, RecordFolder
-from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, ReplaySession, make_game, prepare_search, record_frames
+from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, prepare_search, record_frames
 from .ladder import Ladder
 from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
 from .seats import BOT_PREFIX, make_seated_game
@@ -382,7 +382,7 @@ class Arena:
     def catalogue(self) -> dict:
         """What the page's forms offer: agents, rules, labels, the newest records (a page), the result sets."""
         records, total = self.records.page(0, PAGE)
-        return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS), "cards": list(CARD_LABELS),
+        return {"agents": arena_agents(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS), "cards": list(CARD_LABELS),
                 "records": records, "records_total": total, "results": self.result_sets(), "person_seeds": self.allow_decks,
                 "search_ready": self.search_ready.is_set(),
                 "ladder": self.ladder is not None}

@@ -58,8 +58,10 @@ BUILT_IN = _BuiltIn({"random": "RandomAgent", "random-play": "RandomPlayAgent", 
                      "heuristic-v0": "HeuristicV0Agent", "search": "SearchAgent", "llm": "LLMAgent"})
 # Built-in players that take options in load(name, ..., **options); the others take none.
 WITH_OPTIONS = {"search", "llm"}
+# Built-in players that cannot load without options: a language model needs its server (base_url, model).
+NEEDS_OPTIONS = {"llm"}
 
-__all__ = ["BUILT_IN", "SHIPPED", "WITH_OPTIONS", "HeuristicAgent", "HeuristicV0Agent", "LLMAgent", "RandomAgent", "RandomPlayAgent",
+__all__ = ["BUILT_IN", "NEEDS_OPTIONS", "SHIPPED", "WITH_OPTIONS", "HeuristicAgent", "HeuristicV0Agent", "LLMAgent", "RandomAgent", "RandomPlayAgent",
            "SearchAgent", "TrainedAgent", "available", "check_name", "load"]
 
 

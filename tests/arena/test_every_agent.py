@@ -1,4 +1,4 @@
-"""Every agent ``agents.available()`` names, watched at the tables it plays: each step answers, and a trained agent's
+"""Every agent the arena seats (``agents.available()`` less those that need options), watched at the tables it plays: each step answers, and a trained agent's
 move carries its probability of each legal action (the legal ones exactly, summing to 1)."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from arena_helpers import bearer
 
-from agents.players import SHIPPED, TrainedAgent, available
+from agents.arena.games import arena_agents
+from agents.players import NEEDS_OPTIONS, SHIPPED, TrainedAgent, available
 from agents.players.trained import NOT_GAME_RULES, is_universal
 
 STEPS = 16  # decisions watched per table: every agent of the table decides several times
@@ -24,7 +25,7 @@ def tables(name: str) -> list[tuple[int, dict]]:
     return [(metadata["num_players"], rules)]
 
 
-CASES = [(name, players, rules) for name in available() for players, rules in tables(name)]
+CASES = [(name, players, rules) for name in arena_agents() for players, rules in tables(name)]
 
 
 @pytest.mark.parametrize("name,players,rules", CASES, ids=[f"{n}-{p}p-{len(r)}rules" for n, p, r in CASES])
@@ -53,3 +54,11 @@ def test_every_agent_is_watched_with_its_probabilities(client, name, players, ru
         assert shares[move["action"]] == max(shares.values()), move  # the greedy agent's choice: its likeliest action
     assert moves == STEPS or view["over"]
     assert decided or name not in SHIPPED, f"{name} made no decision in {moves}"
+
+
+def test_an_agent_that_needs_options_is_not_offered_and_is_refused_by_name(client):
+    assert set(arena_agents()) == set(available()) - NEEDS_OPTIONS and NEEDS_OPTIONS <= set(available())
+    assert not set(client.get("/api/catalogue").json()["agents"]) & NEEDS_OPTIONS
+    for name in sorted(NEEDS_OPTIONS):
+        answer = client.post("/api/watch", json={"players": 2, "agents": [name, "heuristic"], "seed": 7})
+        assert answer.status_code == 400 and "needs options" in answer.json()["error"], answer.text
