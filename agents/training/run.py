@@ -34,8 +34,9 @@ from agents.training.model import new_model, report_resume, resumed_model, warm_
 from agents.training.opponents import install_opponents, make_snapshot
 from agents.training.options import CURVE_OPPONENTS, Args, training_device, update_threads
 from agents.training.precision import training_precision, use_precision
-from agents.training.run_folder import checkpoint_state, cut_logs, earlier_commands, run_config, save_checkpoint, write_json
-from agents.training.train import command_name, resume_command
+from agents.training.run_folder import (
+    checkpoint_state, command_name, cut_logs, earlier_commands, resume_command, run_config, save_checkpoint, write_json,
+)
 from hpuno_env import HPUnoVecEnv, VectorEngine
 from hpuno_env.encoding import observation_scale
 

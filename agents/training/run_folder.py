@@ -13,9 +13,11 @@ import json
 import math
 import os
 import re
+import shlex
 import zipfile
 
 from hpuno_env import _output as output
+from hpuno_env._output import program_name
 from hpuno_env._reading import parse_json, read_json_file
 
 RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
@@ -230,3 +232,13 @@ def _csv_value(value):
     if value is None:
         return ""
     return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def command_name() -> str:
+    """What this command calls itself: train.py, hpuno-train or python -m agents.training.train."""
+    return program_name("agents.training.train", "hpuno-train")
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command line that continues a run started with argv."""
+    return shlex.join(["python", "train.py", *[a for a in argv if a not in ("--resume", "--no-resume")], "--resume"])

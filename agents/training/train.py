@@ -52,9 +52,8 @@ from agents.training.options import (
 from agents.training.recipes import UNIVERSAL_OPTIONS, UNIVERSAL_RECIPE, command_line, recipe_for, stage_options
 from agents.training.run_folder import (
     CHECKPOINT_STATE, EVALUATION_COLUMNS, LOSS_COLUMNS, UPDATE_COLUMNS, FolderLock, checkpoint_state, prepare_folder,
-    run_config, run_files, write_through_temporary,
+    command_name, resume_command, run_config, run_files, write_through_temporary,
 )
-from hpuno_env._output import program_name
 
 # What train.py, the tests and the notebooks reach for here; and, imported when first asked for (they load torch and
 # the rules kernel, which a refused command never needs), the names of _ON_FIRST_USE.
@@ -71,11 +70,6 @@ def __getattr__(name: str):
     if name in _ON_FIRST_USE:
         return getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def command_name() -> str:
-    """What this command calls itself: train.py, hpuno-train or python -m agents.training.train."""
-    return program_name("agents.training.train", "hpuno-train")
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -127,10 +121,6 @@ def train(args: Args, argv: list[str], recipe: dict | None = None) -> int:
         return train_in_folder(args, argv, recipe)
     finally:
         lock.release()
-
-
-def resume_command(argv: list[str]) -> str:
-    return shlex.join(["python", "train.py", *[a for a in argv if a not in ("--resume", "--no-resume")], "--resume"])
 
 
 def run_recipe(args: Args, argv: list[str]) -> int:
