@@ -1034,7 +1034,7 @@ def test_help_of_the_env_leads_to_its_documentation_and_states_its_action_shape(
 def test_the_progress_bar_ends_at_the_step_the_run_ends(tmp_path):
     arguments = [argument for argument in TINY_TRAIN if argument != "--no-progress"]
     result = train_command("--timesteps", "300", "--progress", "--out", str(tmp_path / "run"), *arguments)
-    counts = re.findall(r"(\d+)/(\d+) \[", result.stderr)
+    counts = re.findall(r"training: [^\r\n]*?(\d+)/(\d+) \[", result.stderr)  # PPO's bar, not the final evaluation's
     assert counts, result.stderr[-1000:]
     done, total = map(int, counts[-1])
     assert done == total == 512  # one whole rollout of 16 games x 32 steps: not 512/300
