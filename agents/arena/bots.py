@@ -218,10 +218,11 @@ class Bots:
             self.check_clocks()
 
 
-async def small_body(request: Request, limit: int) -> dict:
-    """A small request's JSON object (over ``limit`` bytes: 413), read with the project's bounded JSON reader."""
+async def read_body(request: Request, limit: int | None = None) -> dict:
+    """The request's JSON object, read with the project's bounded JSON reader (depth, huge numbers: 400); over
+    ``limit`` bytes, 413 (every body is bounded by the app's own limit too)."""
     data = await request.body()
-    if len(data) > limit:
+    if limit is not None and len(data) > limit:
         raise ArenaError(f"the request body is over {limit} bytes", 413)
     try:
         body = parse_json(data, "the request body")
@@ -246,7 +247,7 @@ def ladder_routes(ladder: Ladder, bots: Bots) -> APIRouter:
 
     @router.post("/api/bots")
     async def new_bot(request: Request):
-        body = await small_body(request, MAX_BOT_BODY_BYTES)
+        body = await read_body(request, MAX_BOT_BODY_BYTES)
         if set(body) != {"name"}:
             raise ArenaError(f"the body must be {{\"name\": NAME}}, got the field(s) {sorted(body)}")
         client = request.client.host if request.client else "unknown"

@@ -47,7 +47,7 @@ from hpuno_env.options import (
 )
 from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
-from .bots import MOVE_SECONDS, Bots, ladder_routes
+from .bots import MOVE_SECONDS, Bots, ladder_routes, read_body
 from .folders import MAX_PAGE, PAGE, RecordFolder
 from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, prepare_search, record_frames
 from .ladder import Ladder
@@ -438,18 +438,6 @@ def check_secret(token: str, authorization: str | None) -> None:
     scheme, _, given = authorization.partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
         raise ArenaError("wrong secret for this game", 403)
-
-
-async def read_body(request: Request) -> dict:
-    """The request's JSON object, read with the project's bounded JSON reader (depth, huge numbers: 400)."""
-    data = await request.body()
-    try:
-        body = parse_json(data, "the request body")
-    except ValueError as error:
-        raise ArenaError(str(error)) from None
-    if not isinstance(body, dict):
-        raise ArenaError(f"the request body must be a JSON object, got {type(body).__name__}")
-    return body
 
 
 def rules_catalogue() -> dict:
