@@ -1,18 +1,18 @@
-"""Train a Harry Potter UNO player with MaskablePPO: ``python train.py --help``.
-
-The training script itself is ``agents/training/train.py``, installed with the package as the ``hpuno-train`` command
-(also ``python -m agents.training.train``); this file runs it from a checkout, as the README's commands do.
-"""
+"""Train a Harry Potter UNO player with MaskablePPO: ``python train.py --help``. The script is agents/training/train.py,
+installed as ``hpuno-train`` (also ``python -m agents.training.train``); this file runs it from a checkout."""
 
 import os
 import sys
 
-# OpenMP reads its wait policy once, when torch loads: with spinning threads (its default), two update threads
-# (--threads 2) ran 6-8 times slower than one on a machine shared with other jobs (docs/benchmarks.md).
+# OpenMP reads its wait policy once, when torch loads: two spinning update threads ran 6-8x slower (docs/benchmarks.md)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from agents.training.train import *  # noqa: F403  (Args, parse_args, main, ...: what a caller of train.py reaches for)
-from agents.training.train import main
+from agents.training.train import main  # loads no torch: the options are checked first
+
+
+def __getattr__(name: str):  # Args, parse_args, ...: what a caller of train.py reaches for is the command's
+    return getattr(sys.modules["agents.training.train"], name)
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,14 +1,17 @@
 """Train Harry Potter UNO by self-play with Ray RLlib's PPO (action masking), on a laptop or a Ray cluster.
 
     pip install -e ".[rllib]"
-    python train_rllib.py                                     # local Ray, 2 env runners, 2 players
-    python train_rllib.py --league 3                          # a learner against 3 frozen snapshots of itself
-    python train_rllib.py --address auto --runners 98 --games-per-runner 128    # on a running Ray cluster
+    python train_rllib.py                                     # local Ray, 2 env runners, 2 players (runs/rllib)
+    python train_rllib.py --league 3 --out runs/rllib_league  # a learner against 3 frozen snapshots of itself
     python train_rllib.py --iterations 200 --resume           # continue runs/rllib to 200 iterations in all
     python train_rllib.py --help                              # every option and its default
 
+On a running Ray cluster (``ray start`` on every machine: docs/training.md), add
+``--address auto`` and as many runners as it has CPUs to spare, e.g.
+``--runners 98 --games-per-runner 128``.
+
 Reads top to bottom: options (the ``Args`` dataclass), Ray (local, or the
-cluster at ``--address``), the PPO config (``hpuno_env.rllib.ppo_config``:
+cluster at ``--address``), the PPO config (``agents.training.rllib_learner.ppo_config``:
 ``--runners`` env runner processes, each stepping ``--games-per-runner`` games in
 one engine, one shared policy at every seat or ``--league`` frozen snapshots
 against the learner), the training loop (one line per iteration: env steps,
@@ -22,6 +25,17 @@ on Ctrl-C, each time atomically (a new folder beside it, then swapped in), with
 (summed over resumes) and the options. ``--resume``
 continues it up to ``--iterations`` in all, with the run's own options unless
 given anew (those that shape the network cannot change).
+
+Bounds: the options are checked before Ray, torch or the rules kernel load, and
+a bad one is refused with one line (exit status 2). Besides the ranges, a run
+may ask for at most MAX_RUNNERS runners, MAX_LEARNERS learners, a league of
+MAX_LEAGUE snapshots, MAX_TRAIN_BATCH env steps an iteration, train.py's bounds
+on games in one engine (``--games-per-runner``), on an evaluation's rounds and
+on the network (``--hidden``, as ``--net-arch``), and ``--threads`` up to the
+cores this process may use. A local run (no ``--address``) may not ask for more
+CPUs (runners, and learners without GPUs) than this machine has, nor, once Ray
+has started, than Ray found: RLlib would wait for them for ever. On a cluster,
+nodes may join: the run says what it waits for.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -38,21 +53,20 @@ import threading
 import time
 from dataclasses import dataclass
 
-import torch
-
-try:
-    import ray
-except ImportError:  # the optional extra: --help still shows the options, and a run says how to get it
-    ray = None
-
-import agents
-from agents._cli import dataclass_parser, given_options, inherit_options, layer_sizes, option, rules_from_options, rules_problem
-from agents.evaluation.rounds import win_rate
+from agents._cli import (
+    dataclass_parser, error_lines, exit_with_error, given_options, inherit_options, layer_sizes, option, rules_from_options, rules_problem,
+)
+from agents.training.options import MAX_ENGINE_GAMES, MAX_EVALUATION_ROUNDS, network_problem, threads_problem
 from hpuno_env._checks import SEED_LIMIT
 from hpuno_env._output import folder_problem
 from hpuno_env.options import check_num_players
 
 RAY_MISSING = 'train_rllib.py needs Ray RLlib, which is not installed: pip install -e ".[rllib]"'
+# Bounds (module docstring, "Bounds"); the games per runner and the evaluation's rounds are train.py's.
+MAX_RUNNERS = 4096  # env runner processes: one CPU each, so a cluster of 4,096 CPUs
+MAX_LEARNERS = 256  # learner processes
+MAX_LEAGUE = 64  # frozen snapshots, each a network in the learner and in every runner
+MAX_TRAIN_BATCH = 4_194_304  # env steps sampled per iteration, held in memory for the update
 
 
 @dataclass
@@ -143,56 +157,90 @@ def resume_options(args: Args, given: set[str]) -> str | None:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    """Args from the command line; a bad value exits with a message naming it."""
+    """Args from the command line; a bad value exits (status 2) with a line naming it, before Ray, torch or the rules
+    kernel load (only --hidden's size check loads torch and the kernel, to count the network's parameters)."""
     parser = dataclass_parser(Args, __doc__)
-    if ray is None:
+    ray_installed = importlib.util.find_spec("ray") is not None
+    if not ray_installed:
         parser.epilog = RAY_MISSING
     args = Args(**vars(parser.parse_args(argv)))
-    if ray is None:
+    if not ray_installed:
         parser.exit(2, f"error: {RAY_MISSING}\n")
+    problem = resume_options(args, given_options(Args, sys.argv[1:] if argv is None else argv)) if args.resume else None
+    problem = (problem or _numbers_problem(args) or _resources_problem(args) or _folder_problem(args)
+               or rules_problem(args.rule, args.rules) or _network_problem(args))
+    if problem:
+        exit_with_error(parser, problem)
+    return args
+
+
+def _numbers_problem(args: Args) -> str | None:
+    """Counts, rates and the seed out of range."""
     for spec in dataclasses.fields(Args):  # nan and inf pass the range checks below, or fail none
         value = getattr(args, spec.name)
         if isinstance(value, float) and not math.isfinite(value):
-            parser.error(f"--{spec.name.replace('_', '-')} must be a finite number, got {value}")
+            return f"--{spec.name.replace('_', '-')} must be a finite number, got {value}"
     if not 0 <= args.seed < SEED_LIMIT:
-        parser.error(f"--seed must be in [0, 2**32), got {args.seed}")
-    if args.resume:
-        problem = resume_options(args, given_options(Args, sys.argv[1:] if argv is None else argv))
-        if problem:
-            parser.error(problem)
-    if args.resume and args.overwrite:
-        parser.error("--resume and --overwrite contradict each other: continue the run in --out, or start it over")
-    if not args.resume and not args.overwrite and checkpoint_to_resume(args.out):  # a new run would replace it
-        parser.error(f"--out {args.out} already holds a checkpoint: --resume continues it, --overwrite starts over "
-                     f"(deleting it), or give another --out")
-    for name in ("iterations", "games_per_runner", "train_batch", "minibatch", "epochs", "threads", "snapshot_every"):
+        return f"--seed must be in [0, 2**32), got {args.seed}"
+    for name in ("iterations", "games_per_runner", "train_batch", "minibatch", "epochs", "snapshot_every"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+            return f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
     for name in ("runners", "league", "eval_rounds", "checkpoint_every", "learners", "learner_gpus"):
         if getattr(args, name) < 0:
-            parser.error(f"--{name.replace('_', '-')} must be at least 0, got {getattr(args, name)}")
+            return f"--{name.replace('_', '-')} must be at least 0, got {getattr(args, name)}"
     try:
         check_num_players(args.players)
     except ValueError:
-        parser.error(f"--players must be in [2, 10], got {args.players}")
+        return f"--players must be in [2, 10], got {args.players}"
     if not 0 < args.lr <= 1:
-        parser.error(f"--lr must be in (0, 1], got {args.lr}")
+        return f"--lr must be in (0, 1], got {args.lr}"
     if args.entropy_coeff < 0:
-        parser.error(f"--entropy-coeff must be >= 0, got {args.entropy_coeff}")
+        return f"--entropy-coeff must be >= 0, got {args.entropy_coeff}"
     for name in ("gamma", "gae_lambda", "clip_range"):  # as train.py checks them
         if not 0 < getattr(args, name) <= 1:
-            parser.error(f"--{name.replace('_', '-')} must be in (0, 1], got {getattr(args, name)}")
-    problem = folder_problem(args.out)
-    if problem:  # found now, not after the iterations
-        parser.error(f"--out: {problem}")
-    problem = rules_problem(args.rule, args.rules)
+            return f"--{name.replace('_', '-')} must be in (0, 1], got {getattr(args, name)}"
+    return None
+
+
+def _resources_problem(args: Args) -> str | None:
+    """What a run may ask for (module docstring, "Bounds"): refused at once, instead of a start that waits for CPUs
+    that never come or allocates without end."""
+    for name, largest in (("runners", MAX_RUNNERS), ("learners", MAX_LEARNERS), ("league", MAX_LEAGUE),
+                          ("games_per_runner", MAX_ENGINE_GAMES), ("train_batch", MAX_TRAIN_BATCH),
+                          ("eval_rounds", MAX_EVALUATION_ROUNDS)):
+        if getattr(args, name) > largest:
+            return f"--{name.replace('_', '-')} must be at most {largest:,}, got {getattr(args, name):,}"
+    if args.minibatch > args.train_batch:
+        return f"--minibatch must be at most --train-batch ({args.train_batch}), got {args.minibatch}"
+    problem = threads_problem(args.threads, "--threads")
     if problem:
-        parser.error(problem)
+        return problem
+    cpus = os.cpu_count() or 1  # the most a Ray started here can have
+    needed = args.runners + (args.learners if not args.learner_gpus else 0)
+    if not args.address and needed > cpus:
+        return (f"--runners {args.runners} and --learners {args.learners} need {needed} CPUs and this machine has {cpus}: "
+                f"a local Ray would wait for them for ever (give fewer, or --address to join a cluster)")
+    return None
+
+
+def _folder_problem(args: Args) -> str | None:
+    """--out: usable, and a new run there does not replace a checkpoint unless told to."""
+    if args.resume and args.overwrite:
+        return "--resume and --overwrite contradict each other: continue the run in --out, or start it over"
+    if not args.resume and not args.overwrite and checkpoint_to_resume(args.out):  # a new run would replace it
+        return (f"--out {args.out} already holds a checkpoint: --resume continues it, --overwrite starts over "
+                f"(deleting it), or give another --out")
+    problem = folder_problem(args.out)
+    return f"--out: {problem}" if problem else None  # found now, not after the iterations
+
+
+def _network_problem(args: Args) -> str | None:
+    """--hidden: layer sizes, within train.py's bound on networks (agents.training.options.network_problem)."""
     try:
-        layer_sizes(args.hidden)
+        sizes = layer_sizes(args.hidden)
     except ValueError as error:
-        parser.error(f"--hidden {error}")
-    return args
+        return f"--hidden {error}"
+    return network_problem(sizes, args.players, "--hidden")
 
 
 @contextlib.contextmanager
@@ -204,8 +252,27 @@ def phase(what: str):
     print(f"  done in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def report_resources(args: Args) -> None:
-    """What Ray has and where the learners go, with a warning where the start would wait for more nodes."""
+def start_ray(args: Args, ray) -> bool | None:
+    """Start Ray here, or join the cluster at --address, unless this process already runs one (a notebook's): whether
+    this command started it (and so stops it at the end), or None, having said why, when there is no cluster to join."""
+    if ray.is_initialized():
+        return False
+    where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
+    with phase(f"{where} (5-60 s)"):
+        try:
+            ray.init(address=args.address or None, include_dashboard=False)
+        except ConnectionError as error:
+            problem = (f"--address {args.address}: no Ray cluster to join ({str(error).splitlines()[0][:200]})\n"
+                       "start one with `ray start --head` (docs/training.md), or leave --address out to start Ray here")
+            print(error_lines("train_rllib.py", problem), end="", file=sys.stderr)
+            return None
+    return True
+
+
+def report_resources(args: Args, ray) -> str | None:
+    """Say what Ray has and where the learners go. A problem where a local Ray lacks the CPUs or GPUs the runners and
+    learners need (RLlib would wait for them without a time limit), else None; on a cluster, a warning that the start
+    waits until nodes with the rest join."""
     resources = ray.cluster_resources()
     cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
     learner_cpus = args.learners if not args.learner_gpus else 0  # a GPU learner takes no CPU of its own in RLlib
@@ -213,18 +280,26 @@ def report_resources(args: Args) -> None:
           + (f"{args.learners} learner process" + ("es" if args.learners > 1 else "") if args.learners
              else "the learner in this process")
           + (f" on {args.learner_gpus:g} GPU(s) each" if args.learner_gpus else ""))
-    if args.runners + learner_cpus > cpus:  # RLlib waits for every runner's and learner's CPU without a time limit
-        print(f"warning: --runners {args.runners} and --learners {args.learners} need {args.runners + learner_cpus} CPUs "
-              f"and Ray has {cpus:.0f}: the start waits until nodes with the rest join (give fewer to start now)",
-              flush=True)
+    lacking = []
+    if args.runners + learner_cpus > cpus:
+        lacking.append(f"--runners {args.runners} and --learners {args.learners} need {args.runners + learner_cpus} CPUs "
+                       f"and Ray has {cpus:.0f}")
     if args.learner_gpus * max(args.learners, 1) > gpus:
-        print(f"warning: --learner-gpus {args.learner_gpus:g} needs {args.learner_gpus * max(args.learners, 1):g} GPUs "
-              f"and Ray has {gpus:.0f}: the start waits until nodes with them join", flush=True)
+        lacking.append(f"--learner-gpus {args.learner_gpus:g} needs {args.learner_gpus * max(args.learners, 1):g} GPUs "
+                       f"and Ray has {gpus:.0f}")
+    if lacking and not args.address:
+        return "; ".join(lacking) + ": a local Ray would wait for them for ever (give fewer, or --address to join a cluster)"
+    for line in lacking:
+        print(f"warning: {line}: the start waits until nodes with the rest join (give fewer to start now)", flush=True)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    from hpuno_env.rllib import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
+    import ray  # the options are checked: now Ray, torch and the rules kernel
+    import torch
+
+    from agents.training.rllib_learner import LEARNER_POLICY, SHARED_POLICY, RLModulePolicy, ppo_config
 
     torch.set_num_threads(args.threads)
     rules = rules_from_options(args.rule, args.rules)
@@ -254,17 +329,20 @@ def main(argv: list[str] | None = None) -> int:
     # The learner's seeding (RLlib calls torch.use_deterministic_algorithms) imports torch's compiler, about 2 s on
     # 2 cores: imported in a thread, it loads while this process waits for Ray's processes to start.
     threading.Thread(target=importlib.import_module, args=("torch._inductor.config",), daemon=True).start()
-    started_ray = not ray.is_initialized()  # a Ray this process already runs (a notebook's) is used and left running
-    if started_ray:
-        where = f"joining the Ray cluster at {args.address}" if args.address else "starting Ray on this machine"
-        with phase(f"{where} (5-60 s)"):
-            ray.init(address=args.address or None, include_dashboard=False)
-    report_resources(args)
+    started_ray = start_ray(args, ray)
+    if started_ray is None:
+        return 2
+    problem = report_resources(args, ray)
+    if problem:
+        print(error_lines("train_rllib.py", problem), end="", file=sys.stderr)
+        if started_ray:
+            ray.shutdown()
+        return 2
     with phase(f"starting PPO's learner and {args.runners} env runners (each loads the rules kernel: 3-20 s, "
                f"30-120 s the first time, when they compile it)"):
         algo = config.build_algo()
     if args.runners:
-        nodes = runner_nodes(algo)
+        nodes = runner_nodes(algo, ray)
         print(f"env runners on {len(set(nodes))} node(s): " + ", ".join(
             f"{node} ({nodes.count(node)})" for node in sorted(set(nodes))), flush=True)
     trained = LEARNER_POLICY if args.league else SHARED_POLICY
@@ -318,7 +396,7 @@ def train(algo, args: Args, done: dict, trained: str) -> dict:
     return done
 
 
-def runner_nodes(algo) -> list[str]:
+def runner_nodes(algo, ray) -> list[str]:
     """The Ray node id of each remote env runner, in runner order (healthy runners only)."""
     return algo.env_runner_group.foreach_env_runner(lambda runner: ray.get_runtime_context().get_node_id(),
                                                     local_env_runner=False)
@@ -326,6 +404,9 @@ def runner_nodes(algo) -> list[str]:
 
 def evaluate(policy, args: Args, rules: dict) -> None:
     """Win rates of the trained policy, played greedily, against the random and heuristic players."""
+    import agents
+    from agents.evaluation.rounds import win_rate
+
     for name in ("random", "heuristic"):
         opponent = agents.load(name, num_players=args.players, seed=args.seed)
         rates = win_rate(policy, opponent, num_players=args.players, rounds=args.eval_rounds, seed=args.seed, **rules)

@@ -24,6 +24,18 @@ name, or the path of a saved agent file (``.safetensors``, written by
 
 from __future__ import annotations
 
-from .players import BUILT_IN, SHIPPED, available, load
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names __getattr__ gives, for type checkers and the API reference (read without importing)
+    from .players import BUILT_IN, SHIPPED, available, load
 
 __all__ = ["BUILT_IN", "SHIPPED", "available", "load"]
+
+
+def __getattr__(name: str):
+    # The players (torch, the engine) are imported on first use, not with the package: a command under agents/
+    # checks its arguments and refuses bad ones before that import.
+    if name in __all__:
+        return getattr(importlib.import_module(".players", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

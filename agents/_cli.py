@@ -17,7 +17,11 @@ options) is its alias, and the two may be mixed as long as no option is given tw
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import math
+import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -41,6 +45,31 @@ class _AppendToTuple(argparse.Action):
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """The description (a script's docstring) as written, and every option's default after its help."""
+
+
+@contextlib.contextmanager
+def warnings_as_lines():
+    """Within it, a warning (an agent trained under other rules than the games', say) is one ``warning: MESSAGE``
+    line on stderr, not Python's file, line number and source line. Python's filters still decide which are shown."""
+    previous = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        print(f"warning: {message}", file=sys.stderr, flush=True)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
+def one_torch_thread() -> None:
+    """One torch thread, once the agents are loaded: their small batched networks only contend for a second thread on
+    a 2-core machine (10x slower seen). Nothing to do when no agent loaded torch (rule-based players only), and torch
+    is not loaded for it."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def exit_with_error(parser: argparse.ArgumentParser, problem: str) -> NoReturn:
@@ -161,6 +190,36 @@ def parse_rules(texts: Sequence[str], rules_json: str | None = None) -> dict:
             raise ValueError(f"rules option {name!r} given twice")
         options[name] = value
     RulesOptions.from_kwargs(**options)
+    return options
+
+
+# Options that must not be typed on a command line: it is kept in the shell's history and in results files.
+SECRET_OPTIONS = ("api_key",)
+
+
+def parse_agent_options(texts: Sequence[str]) -> dict[str, dict]:
+    """``--option AGENT:NAME=VALUE`` texts as {agent: {name: value}}: the value an int, a float, a bool
+    (true/false) or else a string; ``AGENT`` is an agent as the command names it (``llm``, ``llm#2`` for the
+    second ``llm``). The options themselves are checked by the agent that takes them. An option given twice,
+    or a secret (``SECRET_OPTIONS``: an API key comes from its environment variable), is refused."""
+    options: dict[str, dict] = {}
+    for text in texts:
+        agent, separator, rest = text.partition(":")
+        if not separator or not agent.strip() or "=" not in rest:
+            raise ValueError(f"an agent option must be AGENT:NAME=VALUE (e.g. llm:model=qwen3), got {text[:80]!r}")
+        name, value = parse_rule(rest)
+        if name in SECRET_OPTIONS:
+            raise ValueError(f"--option {agent}:{name} would keep a secret in the shell's history and the results: "
+                             "give it in the environment (OPENAI_API_KEY for the llm player)")
+        if isinstance(value, str):
+            try:
+                value = float(value) if math.isfinite(float(value)) else value
+            except ValueError:
+                pass
+        given = options.setdefault(agent.strip(), {})
+        if name in given:
+            raise ValueError(f"agent option {agent}:{name} given twice")
+        given[name] = value
     return options
 
 

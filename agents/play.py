@@ -1,6 +1,6 @@
 """``python -m agents.play``: a person plays Harry Potter UNO in the terminal against the agents.
 
-    python -m agents.play --players 3 --opponents heuristic,ppo_2p --seed 1
+    python -m agents.play --players 3 --opponents heuristic,ppo_universal --seed 1
 
 The person sits in ``--seat`` (0 by default); ``--opponents`` names the
 agents in the other seats, from the person's left (one name fills every
@@ -13,13 +13,15 @@ At each of the person's decisions the table is shown as that seat sees it
 (the ANSI picture of ``hpuno_env.render``, in colour on a terminal): the top
 card and colour, every hand's size, the person's own hand, and any hand a
 challenge showed them; then the legal actions, numbered. The answer is a
-number, a label (``play:red:7``, or just ``red:7``), or ``q`` to quit; other
+number, a label (``play:red:7``, or just ``red:7``; ``color:yellow``, or just
+``yellow``), or ``q`` to quit; other
 answers are explained and asked again. What everybody does is told as it
 happens (a card someone else draws stays hidden), and the scores after each
 round. When the match ends, on ``q`` or at the end of the input, the game
 record (``hpuno_env.records``) is saved to ``--record`` (by default
-``runs/games/hpuno-game-<date>-<time>.json`` under the current folder,
-``RECORD_FOLDER``; ``runs/`` is in the project's ``.gitignore``, so games
+``runs/games/hpuno-game-<date>-<time>.json`` under the current folder, with
+``-2``, ``-3``, ... added when that name is taken: ``RECORD_FOLDER``;
+``runs/`` is in the project's ``.gitignore``, so games
 played in a checkout are not committed by accident): ``python -m
 hpuno_env.replay FILE`` shows it again. A closed or exhausted stdin counts as
 the end of the input.
@@ -32,26 +34,30 @@ import os
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
-import torch
 
-from hpuno_env import ACTION_LABELS, VectorEngine, kernel
-from hpuno_env._output import file_problem
+# The engine (hpuno_env.kernel, .records, .render) loads on first use, through the package: a refused command line
+# is answered before numba and torch load.
+import hpuno_env
+from hpuno_env import ACTION_LABELS
+from hpuno_env._output import file_problem, program_name
 from hpuno_env.cards import CARD_LABELS, CHALLENGE, CATCH, TARGET_BASE
-from hpuno_env.records import Recorder, save_record
-from hpuno_env.render import describe_events, render_ansi
 from hpuno_env.replay import read_line, terminal_supports_color
 
-from .players import load
-from hpuno_env._output import program_name
+from .players import check_name, load
 
-from ._cli import parse_rules
+from ._cli import one_torch_thread, parse_rules, warnings_as_lines
 
 HUMAN = "human"
 RECORD_FOLDER = os.path.join("runs", "games")  # the default --record's folder (module docstring)
 QUIT_WORDS = ("q", "quit", "exit")
+EXAMPLES = """examples:
+  hpuno-play                                                 # you against the heuristic, a whole match
+  hpuno-play --players 3 --opponents heuristic,ppo_universal --seed 1
+  hpuno-play --players 4 --opponents human,heuristic,random-play   # two people sharing the keyboard
+  hpuno-play --rule episode=round --record runs/games/game.json    # one round; its record saved there
+  hpuno-replay runs/games/game.json                          # the game again, one decision per Enter"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=program_name("agents.play", "hpuno-play"),
         description="Play a Harry Potter UNO match in the terminal against agents. "
         "Answer with the number or the label of an action; q quits (the game record is saved).",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--players", type=int, default=2, help="seats at the table, 2..10 (default 2)")
     parser.add_argument("--opponents", default="heuristic", metavar="A[,B...]",
@@ -95,12 +102,16 @@ def seat_names(num_players: int, seat: int, opponents: str) -> list[str]:
 def load_player(name: str, num_players: int, seed: int | None, rules: dict):
     """An agent for a seat, by any name ``agents.load`` takes, for games under ``rules`` (a trained agent made
     under others warns); an unknown name's error also offers ``human``."""
+    check_player_name(name)
+    return load(name, num_players=num_players, seed=seed, rules_options=rules)
+
+
+def check_player_name(name: str) -> None:
+    """``agents.players.check_name``'s ValueError for an unknown name, also offering ``human``; loads nothing."""
     try:
-        return load(name, num_players=num_players, seed=seed, rules_options=rules)
+        check_name(name)
     except ValueError as error:
-        if str(error).startswith("unknown agent"):
-            raise ValueError(f"{error} (or {HUMAN}, a person at this terminal)") from None
-        raise
+        raise ValueError(f"{error} (or {HUMAN}, a person at this terminal)") from None
 
 
 HANDOVER_LINES = 60  # blank lines that scroll one person's hand off the screen before the next person's turn
@@ -109,7 +120,7 @@ HANDOVER_LINES = 60  # blank lines that scroll one person's hand off the screen 
 class TerminalMatch:
     """One match between people at this terminal and agents, told as it goes."""
 
-    def __init__(self, names: list[str], engine: VectorEngine, policies: dict, seed: int | None, out=None, ask=None):
+    def __init__(self, names: list[str], engine: hpuno_env.VectorEngine, policies: dict, seed: int | None, out=None, ask=None):
         self.names = names
         self.engine = engine
         self.policies = policies
@@ -124,7 +135,7 @@ class TerminalMatch:
         self.since_handover: list[str] = []  # what was said since the last handover, shown again after the next
         self.color = terminal_supports_color(out)
         self.seed = seed
-        self.recorder = Recorder(engine, seed=seed, players=names)
+        self.recorder = hpuno_env.records.Recorder(engine, seed=seed, players=names)
         self._action = np.zeros(1, np.int64)
         # (seat, owner) -> (the hand a challenge showed seat, the round and decision when): a shown hand is a
         # snapshot, and cards played since must not look as if they were still held
@@ -156,7 +167,7 @@ class TerminalMatch:
         goal = f"a match to {options.target_score} points" if options.episode == "match" else "one round"
         self.say(f"Playing {goal}. Answer with a number or a label; q quits.")
         self.narrate()
-        while self.engine.state.phase[0] != kernel.OVER:
+        while self.engine.state.phase[0] != hpuno_env.kernel.OVER:
             seat = int(self.engine.current_player[0])
             if self.names[seat] == HUMAN:
                 action = self.ask_person(seat)
@@ -181,13 +192,13 @@ class TerminalMatch:
     def narrate(self) -> None:
         """The last step's events in words; the scores when a round ended (before the next deal)."""
         events = self.engine.events(0)
-        ends = [i for i, event in enumerate(events) if event[0] == kernel.EV_ROUND_END]
+        ends = [i for i, event in enumerate(events) if event[0] == hpuno_env.kernel.EV_ROUND_END]
         split = ends[-1] + 1 if ends else 0
-        for line in describe_events(events[:split], self.agents, self.narrated_viewer):
+        for line in hpuno_env.render.describe_events(events[:split], self.agents, self.narrated_viewer):
             self.tell(f"  {line}")
         if ends:
             self.show_scores()
-        for line in describe_events(events[split:], self.agents, self.narrated_viewer):
+        for line in hpuno_env.render.describe_events(events[split:], self.agents, self.narrated_viewer):
             self.tell(f"  {line}")
 
     def show_scores(self) -> None:
@@ -222,7 +233,7 @@ class TerminalMatch:
                     self.say(line)
         self.last_person = seat
         self.say()
-        self.say(render_ansi(state, agent, [], color=self.color))
+        self.say(hpuno_env.render.render_ansi(state, agent, [], color=self.color))
         for line in self.revealed_hands(seat):
             self.say(line)
         legal = [int(a) for a in np.flatnonzero(self.engine.legal_mask()[0])]
@@ -318,8 +329,8 @@ def parse_answer(answer: str, legal: list[int]) -> tuple[int | None, str | None]
         if 1 <= number <= len(legal):
             return legal[number - 1], None
         return None, f"There is no action {number}: choose a number from 1 to {len(legal)}."
-    label = text if text in ACTION_LABELS else f"play:{text}"
-    if label not in ACTION_LABELS:
+    label = text if text in ACTION_LABELS else shorthand_label(text)
+    if label is None:
         return None, f"{answer.strip()!r} is not an action: type a number from 1 to {len(legal)} or a label from the list."
     action = ACTION_LABELS.index(label)
     if action not in legal:
@@ -327,11 +338,21 @@ def parse_answer(answer: str, legal: list[int]) -> tuple[int | None, str | None]
     return action, None
 
 
+SHORTHAND_PREFIXES = ("play:", "color:")  # a label may be typed without them: green:2 (play:green:2), yellow (color:yellow)
+
+
+def shorthand_label(text: str) -> str | None:
+    """The one label ``text`` is short for (``green:2``: ``play:green:2``, ``yellow``: ``color:yellow``,
+    ``wild``: ``play:wild``), or None (none, or more than one)."""
+    labels = [prefix + text for prefix in SHORTHAND_PREFIXES if prefix + text in ACTION_LABELS]
+    return labels[0] if len(labels) == 1 else None
+
+
+@warnings_as_lines()  # e.g. an agent trained under other rules: one line, not Python's source line
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)  # small batched networks: a second thread only contends on a 2-core machine (10x slower seen)
-    try:
+    try:  # every argument checked before any agent loads (and with it the engine, and torch for a trained agent)
         rules = parse_rules(args.rule, args.rules)
         rules.setdefault("episode", "match")
         if not 2 <= args.players <= 10:
@@ -339,25 +360,42 @@ def main(argv=None) -> int:
         if not 0 <= args.seat < args.players:
             raise ValueError(f"--seat must be in [0, {args.players}), got {args.seat}")
         names = seat_names(args.players, args.seat, args.opponents)
-        seeds = np.random.SeedSequence(args.seed).generate_state(args.players) if args.seed is not None else [None] * args.players
-        with warnings.catch_warnings(record=True) as caught:  # an agent trained under other rules: said plainly
-            warnings.simplefilter("always")
-            policies = {
-                seat: load_player(name, args.players, None if seeds[seat] is None else int(seeds[seat]), rules)
-                for seat, name in enumerate(names) if name != HUMAN
-            }
-        for warning in caught:
-            print(f"warning: {warning.message}", file=sys.stderr)
-        engine = VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
+        for name in set(names) - {HUMAN}:
+            check_player_name(name)
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
-    path = args.record or os.path.join(RECORD_FOLDER, time.strftime("hpuno-game-%Y%m%d-%H%M%S.json"))
+    path = args.record or free_record_path(time.strftime("hpuno-game-%Y%m%d-%H%M%S"))
     problem = file_problem(path)
     if problem is None and os.path.exists(path):
         problem = f"{path} already exists (a record is never overwritten: give another path)"
     if problem:  # found before the game, not after it
         parser.exit(2, f"{parser.prog}: error: --record: {problem}\n")
-    table = TerminalMatch(names, engine, policies, args.seed)
+    try:
+        seeds = np.random.SeedSequence(args.seed).generate_state(args.players) if args.seed is not None else [None] * args.players
+        policies = {
+            seat: load_player(name, args.players, None if seeds[seat] is None else int(seeds[seat]), rules)
+            for seat, name in enumerate(names) if name != HUMAN
+        }
+        engine = hpuno_env.VectorEngine(1, args.players, seed=args.seed, auto_reset=False, **rules)
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
+    one_torch_thread()
+    return _play_match(TerminalMatch(names, engine, policies, args.seed), path)
+
+
+def free_record_path(stem: str) -> str:
+    """``RECORD_FOLDER/STEM.json``, or with ``-2``, ``-3``, ... added when a game started in the same second has
+    taken the name (a record is never overwritten)."""
+    path, number = os.path.join(RECORD_FOLDER, f"{stem}.json"), 1
+    while os.path.lexists(path):
+        number += 1
+        path = os.path.join(RECORD_FOLDER, f"{stem}-{number}.json")
+    return path
+
+
+def _play_match(table: TerminalMatch, path: str) -> int:
+    """Play the match at this terminal and save its record to ``path`` (or, if that fails now, to a new temporary
+    file); the exit status."""
     try:
         outcome = table.play()
     except KeyboardInterrupt:
@@ -366,12 +404,12 @@ def main(argv=None) -> int:
     if outcome == "quit":
         table.say("You left the game.")
     try:
-        save_record(table.record(), path)
+        hpuno_env.records.save_record(table.record(), path)
     except OSError as error:  # the path was writable at the start; keep the game anyway
         table.say(f"Could not save the record to {path} ({error.strerror or error}).")
         handle, path = tempfile.mkstemp(prefix="hpuno-game-", suffix=".json")  # a new file: nothing is overwritten
         os.close(handle)
-        save_record(table.record(), path)
+        hpuno_env.records.save_record(table.record(), path)
     table.say(f"Game record saved to {path} (python -m hpuno_env.replay {path} shows it again).")
     return 0
 

@@ -20,7 +20,15 @@ action of the view. Two runs:
 3. *beside a slow game*: ``--beside-slow`` games played one at a time as in
    1, while a second client plays games against three ``search`` opponents
    (tens of milliseconds a decision) without pause: the move latency of the
-   fast games shows how much a slow game holds up the others.
+   fast games shows how much a slow game holds up the others;
+4. *beside a big records folder* (``--records-in-folder N``, N > 0): the
+   records folder holds N record files before the server starts; games are
+   played one at a time as in 1 while a second client lists the records
+   without pause (``GET /api/catalogue``, then pages of ``GET /api/records``):
+   the move latency, and the listing's;
+5. *a long replay* (``--replay-decisions N``, N > 0): a record of one round of
+   N random decisions (4 players) uploaded to ``POST /api/replays``, then 50
+   frames read: the server's resident memory before and after, and the times.
 """
 
 from __future__ import annotations
@@ -54,7 +62,9 @@ def start_server(port: int, records: str, max_games: int) -> subprocess.Popen:
         if hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
-    command = [sys.executable, "-m", "agents.arena", "--port", str(port), "--records", records, "--max-games", str(max_games)]
+    command = [sys.executable, "-m", "agents.arena", "--port", str(port), "--records", records, "--max-games", str(max_games),
+               "--db", os.path.join(records, "arena.sqlite3"),
+               "--allow-decks"]  # seeded deals: the same games every run
     server = subprocess.Popen(command, preexec_fn=one_core, stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -149,15 +159,90 @@ async def beside_slow(base: str, games: int) -> dict:
     return {"fast": fast, "slow": slow}
 
 
+async def beside_listing(base: str, games: int) -> dict:
+    """Games one at a time while another client lists the records folder page by page without pause."""
+    moves: list[float] = []
+    listing: list[float] = []
+    done = asyncio.Event()
+
+    async def keep_listing(client: httpx.AsyncClient) -> None:
+        while not done.is_set():
+            started = time.perf_counter()
+            total = (await client.get("/api/catalogue")).json().get("records_total", 0)  # 0: a server that lists all at once
+            listing.append(time.perf_counter() - started)
+            for start in range(100, min(total, 5000), 1000):
+                started = time.perf_counter()
+                (await client.get("/api/records", params={"start": start, "count": 1000})).raise_for_status()
+                listing.append(time.perf_counter() - started)
+
+    async with httpx.AsyncClient(base_url=base, timeout=300) as game_client, \
+            httpx.AsyncClient(base_url=base, timeout=300) as list_client:
+        background = asyncio.create_task(keep_listing(list_client))
+        await asyncio.sleep(1.0)
+        for seed in range(games):
+            await play_out(game_client, *await new_game(game_client, 7000 + seed), moves)
+        done.set()
+        await background
+    return {"moves": moves, "listing": listing}
+
+
+def long_record(decisions: int) -> dict:
+    """One round of ``decisions`` random decisions, 4 players (cut short: an unfinished record)."""
+    import numpy as np
+
+    from hpuno_env import VectorEngine
+    from hpuno_env.records import Recorder
+
+    engine = VectorEngine(1, 4, seed=0, auto_reset=False, max_turns=10 * decisions)
+    recorder = Recorder(engine, seed=0, players=["random"] * 4)
+    engine.reset(seed=0)
+    recorder.after_reset()
+    rng, action = np.random.default_rng(0), np.zeros(1, np.int64)
+    for _ in range(decisions):
+        action[0] = rng.choice(np.flatnonzero(engine.legal_mask()[0]))
+        engine.step(action)
+        recorder.after_step(action)
+    return recorder.current_record()
+
+
+def long_replay(base: str, decisions: int, pid: int) -> dict:
+    import json
+
+    record = long_record(decisions)
+    before = resident_mb(pid)
+    with httpx.Client(base_url=base, timeout=300) as client:
+        started = time.perf_counter()
+        opened = client.post("/api/replays", json=record)
+        opened.raise_for_status()
+        opening = time.perf_counter() - started
+        opened = opened.json()
+        headers = {"Authorization": f"Bearer {opened['token']}"}
+        started = time.perf_counter()
+        for index in range(0, opened["frames"], max(1, opened["frames"] // 50)):
+            client.get(f"/api/replays/{opened['replay']}/frames/{index}", headers=headers).raise_for_status()
+        frames = (time.perf_counter() - started) / len(range(0, opened["frames"], max(1, opened["frames"] // 50)))
+    return {"kB": len(json.dumps(record)) / 1000, "before": before, "after": resident_mb(pid), "opening": opening, "frame": frames}
+
+
+def fill_records(folder: str, count: int) -> None:
+    for index in range(count):
+        with open(os.path.join(folder, f"filler-{index:07d}.json"), "w") as file:
+            file.write("{}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20, help="games played one at a time (default 20)")
     parser.add_argument("--concurrent", type=int, default=100, help="games live and played at once (default 100)")
     parser.add_argument("--beside-slow", type=int, default=10,
                         help=f"games played one at a time beside games against {SLOW} (default 10; 0: not run)")
+    parser.add_argument("--records-in-folder", type=int, default=0,
+                        help="record files in the records folder for run 4 (default 0: not run)")
+    parser.add_argument("--replay-decisions", type=int, default=0, help="decisions of run 5's record (default 0: not run)")
     args = parser.parse_args(argv)
     port = free_port()
     with tempfile.TemporaryDirectory() as records:
+        fill_records(records, args.records_in_folder)
         server = start_server(port, records, max_games=args.concurrent + 10)
         try:
             base = f"http://127.0.0.1:{port}"
@@ -165,6 +250,8 @@ def main(argv=None) -> int:
             one = asyncio.run(sequential(base, args.games))
             many = asyncio.run(concurrent(base, args.concurrent, server.pid))
             beside = asyncio.run(beside_slow(base, args.beside_slow)) if args.beside_slow > 0 else None
+            listed = asyncio.run(beside_listing(base, args.games)) if args.records_in_folder > 0 else None
+            replayed = long_replay(base, args.replay_decisions, server.pid) if args.replay_decisions > 0 else None
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -179,6 +266,12 @@ def main(argv=None) -> int:
     if beside is not None:
         print(f"- one game at a time ({args.beside_slow} games) beside games against {SLOW}: {summary(beside['fast'])}; "
               f"the {SLOW} games' moves: {summary(beside['slow'])}")
+    if listed is not None:
+        print(f"- one game at a time ({args.games} games) beside a client listing {args.records_in_folder:,} records: "
+              f"{summary(listed['moves'])}; the listing's requests: {summary(listed['listing']).replace('moves', 'requests')}")
+    if replayed is not None:
+        print(f"- a replay of {args.replay_decisions:,} decisions ({replayed['kB']:.0f} kB): opened in {replayed['opening']:.1f} s, "
+              f"{1000 * replayed['frame']:.1f} ms a frame; server memory {replayed['before']:.0f} MB before, {replayed['after']:.0f} MB after")
     return 0
 
 

@@ -18,10 +18,20 @@ the same machine load:
 
    with a uniformly random legal action (``argmax`` of pre-drawn uniform keys
    times ``obs["action_mask"]``), ``reset()`` when ``agent_iter`` finishes;
-   and ``env-user-loop``, the loop users write: ``reset(seed=s)`` before each
-   game and a random pick of ``np.flatnonzero(obs["action_mask"])`` stepped
-   as the numpy integer it is. Only real decisions count, not the ``None``
-   steps of finished agents.
+   and ``env-user-loop``, ``env()`` in the loop users write, as they write it:
+
+       env.reset(seed=seed + game)
+       for agent in env.agent_iter():
+           observation, reward, termination, truncation, info = env.last()
+           if termination or truncation:
+               action = None
+           else:
+               legal = np.flatnonzero(observation["action_mask"])
+               action = legal[rng.integers(len(legal))]   # a numpy integer
+           env.step(action)
+
+   Only real decisions count, not the ``None`` steps of finished agents. The
+   target for ``raw_env``, ``env`` and the user loop is 2x RLCard's decisions/s.
 2. PettingZoo's own ``pettingzoo.test.performance_benchmark`` (fixed 5 s; it
    prints "turns per second", parsed from its stdout) on ``hpuno_env.env(2)``
    and, under the same harness, on an RLCard-based UNO AEC env. PettingZoo
@@ -37,11 +47,13 @@ the same machine load:
    ``RandomAgent``, only counted), so the engine decisions implied =
    learner steps + opponent moves.
 4. The anchor: RLCard's UNO (``rlcard.make("uno")``, random legal actions, one
-   game on one core), as in ``bench_engine.py``; timed in two halves, before
-   and after everything else, pooled.
+   game on one core), as in ``bench_engine.py``; timed in ``--rounds`` slices
+   taken in turn with the AEC rows' slices (a round times one slice of each),
+   so that the AEC ratios compare rates taken over the same span of a machine
+   whose load moves; pooled.
 5. Where the AEC time goes: a cProfile summary (top functions by tottime) of
-   the raw and the wrapped 2-player loops, printed when either is below
-   RLCard's rate (``--profile auto``, the default), always, or never.
+   the raw, the wrapped and the user's 2-player loops, printed when a row is
+   below the 2x target (``--profile auto``, the default), always, or never.
 
 The engine runs on one core: NUMBA_NUM_THREADS=1 is set before numba is
 imported. The RLCard anchor code is imported from ``bench_engine.py``.
@@ -89,18 +101,20 @@ def parse_args():
                         help="comma-separated PLAYERSxENVS VecEnv points")
     parser.add_argument("--vec-seconds", type=float, default=None, help="minimum timed seconds per VecEnv point (default 3)")
     parser.add_argument("--warmup-steps", type=int, default=None, help="untimed VecEnv steps before each point (default 20)")
-    parser.add_argument("--rlcard-seconds", type=float, default=None, help="timed seconds per RLCard player count, both halves (default 6)")
+    parser.add_argument("--rlcard-seconds", type=float, default=None, help="timed seconds per RLCard player count, all slices (default 6)")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="slices of every AEC point and of the anchor, timed in turn (default 4; --quick 2)")
     parser.add_argument("--skip-pz-benchmark", action="store_true", help="skip pettingzoo.test.performance_benchmark (5 s per env, fixed)")
     parser.add_argument("--profile", choices=("auto", "always", "never"), default="auto",
-                        help="cProfile the 2-player AEC loops: when one is below RLCard's rate (auto), always, or never")
+                        help="cProfile the 2-player AEC loops: when one is below 2x RLCard's rate (auto), always, or never")
     parser.add_argument("--profile-decisions", type=int, default=None, help="decisions per profiled loop (default 60000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 0.5 s per AEC point, 0.3 s per VecEnv point, 5 warm-up steps, 1 s per RLCard "
-                             "player count, 10000 profiled decisions (performance_benchmark still takes its fixed 5 s)")
+                             "player count, 2 rounds, 10000 profiled decisions (performance_benchmark still takes its fixed 5 s)")
     args = parser.parse_args()
     # (full-run default, --quick default) for the options left unset
-    defaults = {"aec_seconds": (4.0, 0.5), "vec_seconds": (3.0, 0.3), "warmup_steps": (20, 5),
+    defaults = {"aec_seconds": (4.0, 0.5), "vec_seconds": (3.0, 0.3), "warmup_steps": (20, 5), "rounds": (4, 2),
                 "rlcard_seconds": (6.0, 1.0), "profile_decisions": (60_000, 10_000)}
     for name, (full, quick) in defaults.items():
         if getattr(args, name) is None:
@@ -110,6 +124,8 @@ def parse_args():
     unknown = sorted(set(args.aec_kinds) - set(AEC_KINDS))
     if unknown:
         parser.error(f"--aec-kinds: unknown {unknown}; choose from {list(AEC_KINDS)}")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     args.vec_configs = [tuple(int(v) for v in x.split("x")) for x in args.vec_configs.split(",")]
     return args
 
@@ -125,7 +141,8 @@ AEC_KINDS = {
 }
 
 
-TARGET_KINDS = ("raw_env", "env", "env-user-loop")  # held to the >= 1.0x RLCard target; "stock" is for comparison
+TARGET_KINDS = ("raw_env", "env", "env-user-loop")  # held to the target below; "stock" is for comparison
+TARGET_RATIO = 2.0  # decisions/s against RLCard's at the same player count
 
 
 def with_stock_classic_wrappers(raw):
@@ -149,17 +166,30 @@ def aec_games(env, keys: np.ndarray, budget_s: float | None = None, max_decision
                       lambda games: env.reset(), budget_s, max_decisions)
 
 
-def aec_user_games(env, seed: int, budget_s: float):
-    """The loop a user writes: ``env.reset(seed=...)`` before each game, the action a random pick from
-    ``np.flatnonzero(obs["action_mask"])`` passed as the numpy integer it is. Returns what aec_games returns."""
+def aec_user_games(env, seed: int, budget_s: float | None = None, max_decisions: int | None = None):
+    """The loop users write, as they write it: ``env.reset(seed=...)`` before each game, ``last()``, and a
+    random pick of ``np.flatnonzero(observation["action_mask"])`` stepped as the numpy integer it is.
+    Plays until budget_s seconds have passed or max_decisions decisions were made (checked at a game's
+    end). Returns what aec_games returns."""
     rng = np.random.default_rng(seed)
-
-    def pick(mask, _decisions):
-        legal = np.flatnonzero(mask)
-        return legal[rng.integers(len(legal))]
-
-    env.reset(seed=seed)
-    return play_games(env, pick, lambda games: env.reset(seed=seed + games), budget_s, None)
+    decisions, games, truncated = 0, 0, 0
+    start = time.perf_counter()
+    while True:
+        env.reset(seed=seed + games)
+        for _agent in env.agent_iter():
+            observation, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                action = None
+            else:
+                legal = np.flatnonzero(observation["action_mask"])
+                action = legal[rng.integers(len(legal))]
+                decisions += 1
+            env.step(action)
+        games += 1
+        truncated += truncation and not termination
+        elapsed = time.perf_counter() - start
+        if (budget_s is not None and elapsed >= budget_s) or (max_decisions is not None and decisions >= max_decisions):
+            return decisions, games, truncated, elapsed
 
 
 def play_games(env, pick, reset, budget_s: float | None, max_decisions: int | None):
@@ -190,30 +220,47 @@ def random_keys(seed: int, count: int = 8192) -> np.ndarray:
     return np.random.default_rng(seed).random((count, NUM_ACTIONS)) + 1e-6
 
 
-def bench_aec(kind: str, num_players: int, seconds: float, seed: int) -> dict:
-    env = make_aec(kind, num_players)
-    keys = random_keys(seed)
-    env.reset(seed=seed)
-    aec_games(env, keys, budget_s=min(0.2, seconds))  # warm-up (loads the numba cache)
-    env.reset(seed=seed + 1)
+def kind_games(kind: str, env, seed: int, budget_s: float | None = None, max_decisions: int | None = None):
+    """The kind's loop (``aec_user_games`` for "env-user-loop", else ``aec_games``) from a fresh game."""
     if kind == "env-user-loop":
-        decisions, games, truncated, elapsed = aec_user_games(env, seed + 1, budget_s=seconds)
-    else:
-        decisions, games, truncated, elapsed = aec_games(env, keys, budget_s=seconds)
+        return aec_user_games(env, seed, budget_s, max_decisions)
+    env.reset(seed=seed)
+    return aec_games(env, random_keys(seed), budget_s, max_decisions)
+
+
+def warm_aec(kind: str, num_players: int, seed: int):
+    """A fresh env for one AEC row, played for 0.2 s (which loads the numba cache)."""
+    env = make_aec(kind, num_players)
+    kind_games(kind, env, seed, budget_s=0.2)
+    return env
+
+
+def seeded_reset_us(num_players: int, seed: int, calls: int = 300) -> float:
+    """The median microseconds of ``env(num_players).reset(seed=s)``, a new seed each call, between games."""
+    env = hpuno_env.env(num_players=num_players)
+    env.reset(seed=seed)
+    times = []
+    for call in range(calls):
+        start = time.perf_counter()
+        env.reset(seed=seed + call)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times)) * 1e6
+
+
+def pooled_aec(kind: str, num_players: int, slices: list[tuple]) -> dict:
+    """One AEC row from its timed slices, each (decisions, games, truncated games, seconds)."""
+    decisions, games, truncated, seconds = (sum(piece[i] for piece in slices) for i in range(4))
     return {"env": kind, "players": num_players, "decisions": decisions, "games": games, "truncated": truncated,
-            "seconds": elapsed, "decisions_per_s": decisions / elapsed}
+            "seconds": seconds, "decisions_per_s": decisions / seconds}
 
 
 def profile_aec(kind: str, num_players: int, decisions: int, seed: int, top: int = 14) -> dict:
     """cProfile of the AEC loop: total time, time by where the code lives, and the top functions by tottime."""
     env = make_aec(kind, num_players)
-    keys = random_keys(seed)
-    env.reset(seed=seed)
-    aec_games(env, keys, max_decisions=1)
-    env.reset(seed=seed + 1)
+    kind_games(kind, env, seed, max_decisions=1)
     profiler = cProfile.Profile()
     profiler.enable()
-    made, *_ = aec_games(env, keys, max_decisions=decisions)
+    made, *_ = kind_games(kind, env, seed + 1, max_decisions=decisions)
     profiler.disable()
     stats = pstats.Stats(profiler)
     total = stats.total_tt
@@ -375,22 +422,30 @@ def main():
     anchor_players = sorted(set(args.aec_players) | {p for p, _ in args.vec_configs} | {2})
     anchor_runs = {players: [] for players in anchor_players}
 
-    def anchor_half(seed):
-        if rlcard is None:
-            return
-        for players in anchor_players:
-            anchor_runs[players].append(bench_rlcard(rlcard, players, args.rlcard_seconds / 2, seed))
-
-    # 4a. the anchor, first half
-    anchor_half(args.seed)
-
-    # 1. the AEC loop
-    aec_rows = []
-    for players in args.aec_players:
-        for kind in args.aec_kinds:
-            row = bench_aec(kind, players, args.aec_seconds, args.seed)
-            aec_rows.append(row)
-            print(f"  AEC {kind} P={players}: {fmt_rate(row['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
+    # 1 and 4. the AEC loops and the anchor, in turns: every round times one slice of each, so each
+    # AEC row and the anchor see the machine's load over the same span (it moves on a shared machine)
+    points = [(kind, players) for players in args.aec_players for kind in args.aec_kinds]
+    envs = {point: warm_aec(*point, args.seed) for point in points}
+    slices = {point: [] for point in points}
+    for turn in range(args.rounds):
+        for kind, players in points:
+            slices[kind, players].append(kind_games(kind, envs[kind, players], args.seed + 1 + 10_000 * turn,
+                                                    budget_s=args.aec_seconds / args.rounds))
+        if rlcard is not None:
+            for players in anchor_players:
+                anchor_runs[players].append(bench_rlcard(rlcard, players, args.rlcard_seconds / args.rounds, args.seed + turn))
+    aec_rows = [pooled_aec(kind, players, slices[kind, players]) for kind, players in points]
+    reset_us = {players: seeded_reset_us(players, args.seed) for players in args.aec_players}
+    for row in aec_rows:
+        print(f"  AEC {row['env']} P={row['players']}: {fmt_rate(row['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
+    anchor = {}
+    for players, runs in anchor_runs.items():
+        if not runs:
+            continue
+        decisions, games, seconds = (sum(run[key] for run in runs) for key in ("decisions", "games", "seconds"))
+        anchor[players] = {"decisions_per_s": decisions / seconds, "decisions": decisions, "games": games, "seconds": seconds,
+                           "slices": [run["decisions_per_s"] for run in runs], "note": runs[0]["note"]}
+        print(f"  rlcard P={players}: {fmt_rate(anchor[players]['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
 
     # 2. PettingZoo's performance_benchmark
     pz_rows, pz_note = [], ""
@@ -410,23 +465,12 @@ def main():
         vec_rows.append(row)
         print(f"  VecEnv P={players} N={envs}: {fmt_rate(row['learner_steps_per_s'])} learner steps/s", file=sys.stderr, flush=True)
 
-    # 4b. the anchor, second half, pooled with the first
-    anchor_half(args.seed + 1)
-    anchor = {}
-    for players, runs in anchor_runs.items():
-        if not runs:
-            continue
-        decisions, games, seconds = (sum(run[key] for run in runs) for key in ("decisions", "games", "seconds"))
-        anchor[players] = {"decisions_per_s": decisions / seconds, "decisions": decisions, "games": games, "seconds": seconds,
-                           "halves": [run["decisions_per_s"] for run in runs], "note": runs[0]["note"]}
-        print(f"  rlcard P={players}: {fmt_rate(anchor[players]['decisions_per_s'])} decisions/s", file=sys.stderr, flush=True)
-
     # 5. where the AEC time goes
     below = [row for row in aec_rows if row["env"] in TARGET_KINDS and row["players"] in anchor
-             and row["decisions_per_s"] < anchor[row["players"]]["decisions_per_s"]]
+             and row["decisions_per_s"] < TARGET_RATIO * anchor[row["players"]]["decisions_per_s"]]
     profiles = []
     if args.profile == "always" or (args.profile == "auto" and below):
-        for kind in ("raw_env", "env"):
+        for kind in ("raw_env", "env", "env-user-loop"):
             profiles.append(profile_aec(kind, 2, args.profile_decisions, args.seed))
 
     # ---- the report
@@ -435,12 +479,13 @@ def main():
         print(f"RLCard anchor missing (`pip install rlcard`): {rlcard_error}\n")
     else:
         print(f"RLCard {rlcard.__version__}: `rlcard.make('uno')`, `env.step(random.choice(list(state['legal_actions'])))`, "
-              "reset when `env.is_over()` (the loop of `bench_engine.py`), one game on one core. Timed in two halves, "
-              "before and after everything else, pooled.\n")
-        print("| players | decisions/s | halves (decisions/s) | decisions | games | decisions per game | seconds |")
+              "reset when `env.is_over()` (the loop of `bench_engine.py`), one game on one core. Timed in "
+              f"{args.rounds} slices taken in turn with the AEC rows' slices (section 1), pooled; sections 2 and 3 "
+              "are compared with the same pooled rate.\n")
+        print("| players | decisions/s | slices (decisions/s) | decisions | games | decisions per game | seconds |")
         print("|---:|---:|---|---:|---:|---:|---:|")
         for players, ref in anchor.items():
-            print(f"| {players} | {fmt_rate(ref['decisions_per_s'])} | {' / '.join(fmt_rate(x) for x in ref['halves'])} "
+            print(f"| {players} | {fmt_rate(ref['decisions_per_s'])} | {' / '.join(fmt_rate(x) for x in ref['slices'])} "
                   f"| {ref['decisions']:,} | {ref['games']:,} | {ref['decisions'] / ref['games']:,.0f} | {ref['seconds']:.2f} |")
         for note in {ref["note"] for ref in anchor.values() if ref["note"]}:
             print(f"\nRLCard note: {note}.")
@@ -450,13 +495,14 @@ def main():
     print("One game per env on one core; the action is `argmax(keys * obs['action_mask'])` with pre-drawn uniform keys; "
           "`reset()` after each game (its time included); the `None` steps of finished agents are not counted. "
           "The user loop instead calls `reset(seed=s)` before each game and steps "
-          "`legal[rng.integers(len(legal))]` of `legal = np.flatnonzero(obs['action_mask'])`, a numpy integer.\n")
-    print("| players | env | decisions/s | vs RLCard (target >= 1.0x) | decisions | games (truncated) | decisions per game | seconds |")
+          "`legal[rng.integers(len(legal))]` of `legal = np.flatnonzero(obs['action_mask'])`, a numpy integer. "
+          f"Each row is timed in {args.rounds} slices taken in turn with the other rows' and the anchor's, pooled.\n")
+    print(f"| players | env | decisions/s | vs RLCard (target >= {TARGET_RATIO:.1f}x) | decisions | games (truncated) | decisions per game | seconds |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for row in aec_rows:
         ref = anchor.get(row["players"])
         verdict = "" if ref is None or row["env"] not in TARGET_KINDS else (
-            " ok" if row["decisions_per_s"] >= ref["decisions_per_s"] else " BELOW")
+            " ok" if row["decisions_per_s"] >= TARGET_RATIO * ref["decisions_per_s"] else " BELOW")
         label = AEC_KINDS[row["env"]].format(players=row["players"])
         print(f"| {row['players']} | {label} | {fmt_rate(row['decisions_per_s'])} | {ratio(row['decisions_per_s'], ref)}{verdict} "
               f"| {row['decisions']:,} | {row['games']:,} ({row['truncated']:,}) | {row['decisions'] / row['games']:,.0f} | {row['seconds']:.2f} |")
@@ -464,6 +510,8 @@ def main():
     print("\nMicroseconds per decision: " + "; ".join(
         f"{row['players']} players `{row['env']}` {1e6 / row['decisions_per_s']:.1f}" for row in aec_rows)
         + ("; RLCard " + ", ".join(f"{p} players {1e6 / ref['decisions_per_s']:.1f}" for p, ref in anchor.items()) if anchor else "") + ".")
+    print("\nThe seeded reset before a game, `env(P).reset(seed=s)` (the median of 300, a new seed each): "
+          + ", ".join(f"{players} players {us:.0f} us" for players, us in reset_us.items()) + ".")
     rates = {(row["env"], row["players"]): row["decisions_per_s"] for row in aec_rows}
     speedups = [f"{players} players {rates['env', players] / rates['stock', players]:.2f}x" for players in args.aec_players
                 if ("env", players) in rates and ("stock", players) in rates]
@@ -502,7 +550,7 @@ def main():
 
     if profiles:
         print("\n## 4. Where the AEC time goes (cProfile, 2 players)\n")
-        reason = "always" if args.profile == "always" else "auto: below RLCard's rate: " + ", ".join(
+        reason = "always" if args.profile == "always" else f"auto: below {TARGET_RATIO:.1f}x RLCard's rate: " + ", ".join(
             f"`{row['env']}({row['players']})`" for row in below)
         print(f"Printed because of `--profile {reason}`. cProfile adds its own overhead per call, so compare shares, "
               "not rates. Generic built-ins (`getattr`, `str.startswith`, ...) are charged to the code that calls them; "

@@ -41,7 +41,8 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_engine import bench_engine, print_header
 
-from hpuno_env.rllib import HPUnoEnvRunner, ppo_config
+from agents.training.rllib_learner import ppo_config
+from hpuno_env.rllib import HPUnoEnvRunner
 
 RUNNERS = ("HPUnoEnvRunner", "one engine, RLlib's loop", "RLlib's runner")
 

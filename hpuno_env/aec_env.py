@@ -73,7 +73,9 @@ House rules (docs/rules.md §15), every one off by default, combining freely:
 ``game_state()["pending_draw"]`` is the number of cards the next player must
 draw for Draw Two and Wild Draw Four cards played and not yet drawn. Render modes: ``"ansi"``
 (text, coloured where the terminal supports it), ``"human"`` (prints it),
-``"rgb_array"`` (a picture of the table).
+``"rgb_array"`` (a picture of the table), ``"text"`` (the acting seat's view for a language model,
+``hpuno_env.text_view.seat_text``: the rules in brief, the table as that seat sees it, its recent
+events and its legal actions numbered).
 
 ``env()`` is wrapped like PettingZoo's classic games: an illegal action ends
 the game with reward -1 for the offender, an action outside ``Discrete(75)``
@@ -109,7 +111,6 @@ from collections import deque
 
 import gymnasium
 import numpy as np
-import pettingzoo
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
@@ -118,6 +119,7 @@ from .actions import ILLEGAL_REWARD, action_index
 from .cards import ACTION_LABELS, NUM_ACTIONS
 from .engine import VectorEngine
 from .render import HISTORY_EVENTS, history_lines, render_ansi, render_rgb
+from .text_view import seat_history, seat_text
 from .wrappers import FusedClassicWrapper
 
 
@@ -132,7 +134,7 @@ def env(num_players: int = 4, render_mode: str | None = None, **rule_options) ->
 
     Args:
         num_players: seats, 2..10 (agents ``player_0`` .. ``player_{n-1}``).
-        render_mode: None, ``"ansi"`` or ``"rgb_array"``.
+        render_mode: None, ``"human"``, ``"ansi"``, ``"rgb_array"`` or ``"text"``.
         **rule_options: the rules options (``hpuno_env.RulesOptions``), e.g. ``uno_penalty=4``.
 
     The environment's documentation (observations, actions, rewards, rules options, rendering):
@@ -144,7 +146,7 @@ def env(num_players: int = 4, render_mode: str | None = None, **rule_options) ->
 
 class raw_env(AECEnv, EzPickle):
     metadata = {
-        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_modes": ["human", "ansi", "rgb_array", "text"],
         "name": "hpuno_v1",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -168,7 +170,7 @@ class raw_env(AECEnv, EzPickle):
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
         self.state_space = spaces.Box(0, 127, (self.engine.state_size,), np.int8)
-        self._action = np.zeros(1, np.int64)
+        self._no_reward_bytes = bytes(self.engine._rewards.nbytes)  # the engine's rewards, all 0
         self._no_mask = np.zeros(NUM_ACTIONS, np.int8)
         # The recent events, written into sentences for the seat a picture is drawn for.
         self._events: deque[tuple] = deque(maxlen=HISTORY_EVENTS)
@@ -221,29 +223,43 @@ class raw_env(AECEnv, EzPickle):
             return self._was_dead_step(action)
         if type(action) is not int:  # a plain int is the common case
             action = action_index(action, agent)
-        if not (0 <= action < NUM_ACTIONS and self._mask[action]):
+        if not (0 <= action < NUM_ACTIONS and self._play_if_legal(action)):
             raise ValueError(f"illegal action {action} ({ACTION_LABELS[action] if 0 <= action < NUM_ACTIONS else 'out of range'}) for {agent}")
-        self._action[0] = action
-        observations, masks, rewards, terminated, truncated = self.engine.step_observe(self._action)
-        # A fresh array each step, shared by observe() and infos (the kernel re-checks
-        # every action, so a caller editing it cannot make an illegal move pass).
-        self._observation, self._mask = observations[0], masks[0].view(np.int8)
+
+    def _legal_step_hook(self):
+        """``_play_if_legal``, unless a subclass replaced ``step`` (its own code must then run)."""
+        return self._play_if_legal if type(self).step is raw_env.step else None
+
+    def _play_if_legal(self, action: int) -> bool:
+        """The rest of ``step`` for the live agent to act and an int ``action`` in [0, 75): play it if
+        the agent's mask allows it (True), else change nothing (False). ``FusedClassicWrapper`` calls
+        this directly (see ``_legal_step_hook``) after its own checks, so they are not made twice."""
+        if not self._mask[action]:
+            return False
+        agent, engine = self.agent_selection, self.engine
+        # Fresh arrays each step, shared by observe() and infos (the kernel re-checks
+        # every action, so a caller editing them cannot make an illegal move pass).
+        self._observation, self._mask = engine._step_one(action)
         self._cumulative_rewards[agent] = 0.0
-        if rewards.any() or self._had_rewards:
-            for seat, name in enumerate(self.agents):
-                self.rewards[name] = float(rewards[0, seat])
-            self._had_rewards = bool(rewards.any())
-        if terminated[0] or truncated[0]:
-            flags = self.terminations if terminated[0] else self.truncations
-            for name in self.agents:
-                flags[name] = True
+        # Rewards come only at a round's end: most steps compare a few bytes and skip the dicts.
+        if self._had_rewards or engine._rewards.tobytes() != self._no_reward_bytes:
+            self._take_rewards(engine._rewards[0].tolist())
         self.infos[agent] = {"action_mask": self._no_mask}
         self._select_current()
-        self._accumulate_rewards()
         if self.render_mode is not None:
-            self._events.extend(self.engine.events(0))
+            self._events.extend(engine.events(0))
             if self.render_mode == "human":
                 self.render()
+        return True
+
+    def _take_rewards(self, values: list[float]) -> None:
+        """The step's rewards by seat into ``rewards`` and ``_cumulative_rewards``, unless they and the last ones are all 0."""
+        if not (self._had_rewards or any(values)):
+            return
+        for name, value in zip(self.agents, values):
+            self.rewards[name] = value
+        self._had_rewards = any(values)
+        self._accumulate_rewards()
 
     def _raise_no_game(self, call: str):
         """The ValueError for ``step``/``last`` when no agent is left to act: before reset, or after the game."""
@@ -252,17 +268,34 @@ class raw_env(AECEnv, EzPickle):
         raise ValueError(f"{call}() after the game is over (every agent has finished and been removed): call reset() to start a new game")
 
     def last(self, observe: bool = True):
+        # AECEnv.last with the "no game" check first
         if not self.agents:
             self._raise_no_game("last")
-        return super().last(observe)
+        agent = self.agent_selection
+        assert agent is not None
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def _select_current(self):
-        seat = int(self.engine.current_player[0])
-        # the agent whose view and mask step_observe returned (None once the game is over)
-        self._acting = self.possible_agents[seat] if seat >= 0 else None
+        """``agent_selection`` and its mask in ``infos`` from the engine's seat to act; when there is
+        none, the game is over: every agent terminated (or truncated, by ``max_turns``)."""
+        seat = self.engine.state.current_player.item()
         if seat >= 0:
-            self.agent_selection = self._acting
-            self.infos[self.agent_selection] = {"action_mask": self._mask}
+            # the agent whose view and mask the engine returned
+            self._acting = self.agent_selection = self.possible_agents[seat]
+            self.infos[self._acting] = {"action_mask": self._mask}
+            return
+        self._acting = None
+        engine = self.engine
+        if engine._terminated[0] or engine._truncated[0]:
+            flags = self.terminations if engine._terminated[0] else self.truncations
+            for name in self.agents:
+                flags[name] = True
 
     def observe(self, agent):
         # The acting agent's mask, unless an illegal move ended the game (env()'s wrapper then
@@ -288,6 +321,10 @@ class raw_env(AECEnv, EzPickle):
             return None
         state = self.game_state()
         viewer = state["current"] or self.agent_selection
+        if self.render_mode == "text":
+            seen, players = self.observe(viewer), len(self.possible_agents)
+            history = seat_history(self._events, players, self.possible_agents.index(viewer))
+            return seat_text(seen["observation"], seen["action_mask"], players, self.engine.options, history)
         history = history_lines(self._events, self.possible_agents, self.possible_agents.index(viewer))
         if self.render_mode == "rgb_array":
             return render_rgb(state, viewer, history)
@@ -301,12 +338,3 @@ class raw_env(AECEnv, EzPickle):
     def close(self):
         pass
 
-
-def _register_with_pettingzoo() -> None:
-    """``pettingzoo.make("aec", "hpuno/hpuno-v1", num_players=4)`` where PettingZoo has a registry."""
-    registry = getattr(pettingzoo, "aec_registry", None)
-    if callable(getattr(pettingzoo, "register", None)) and registry is not None and "hpuno/hpuno-v1" not in registry:
-        pettingzoo.register("aec", "hpuno/hpuno-v1", entry_point="hpuno_env.aec_env:env")
-
-
-_register_with_pettingzoo()

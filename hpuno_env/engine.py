@@ -92,14 +92,35 @@ class VectorEngine:
         self._rewards = np.zeros((self.num_games, num_players), np.float32)
         self._terminated = np.zeros(self.num_games, np.bool_)
         self._truncated = np.zeros(self.num_games, np.bool_)
-        self._bad = np.zeros(self.num_games, np.bool_)
+        self._bad = np.zeros(self.num_games, np.bool_)  # the kernel marks illegal actions; cleared after each report
         self._scratch_mask = np.zeros(NUM_ACTIONS, np.bool_)
         self._mask = np.zeros((self.num_games, NUM_ACTIONS), np.bool_)
         self._no_observations = np.zeros((0, self.observation_size), OBS_DTYPE)  # step() observes nothing
         self._all_games = np.arange(self.num_games, dtype=np.int64)
+        self._make_one_game_buffers()
+        # reset's "shuffle every deck" and "draw for dealer" of every game (the kernel only reads them)
+        self._shuffles = np.full((self.num_games, 1), -1, np.int8)
+        self._dealer_draws = np.full(self.num_games, -1, np.int64)
         # Games no reset has dealt yet hold no game: stepping or reading them is refused until one has.
         self._never_dealt = np.ones(self.num_games, np.bool_)
         self._all_dealt = False
+
+    def _make_one_game_buffers(self) -> None:
+        """``_step_one``'s action and outputs in the kernel's layout, with the int8 rows it copies out."""
+        observations = np.zeros((1, self.observation_size), OBS_DTYPE)
+        masks = np.zeros((1, NUM_ACTIONS), np.int8)
+        self._one_game_buffers = (np.zeros(1, np.int64), observations, masks.view(np.bool_), observations[0], masks[0])
+
+    # A copy (copy.deepcopy, pickle) would turn the buffers' views into separate arrays: it makes its own.
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        del state["_one_game_buffers"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._make_one_game_buffers()
 
     # ------------------------------------------------------------ seeding and reset
 
@@ -108,6 +129,11 @@ class VectorEngine:
         Game i's stream depends only on the seed and i, so reseeding some games leaves the others' as they are."""
         seed = check_seed(seed)
         words = np.random.SeedSequence(seed).generate_state(self.num_games * 4, np.uint32)
+        if self.num_games == 1:  # the AEC env's reset(seed=s) before each game: one row, no array calls
+            row = words.tolist()
+            self.state.rng[0] = row if any(row) else [1, 0, 0, 0]  # xoshiro's one forbidden state
+            self._seeded = True
+            return
         words = words.reshape(self.num_games, 4).astype(np.int64)
         words[(words == 0).all(axis=1), 0] = 1  # xoshiro's one forbidden state
         if games is None:
@@ -161,7 +187,7 @@ class VectorEngine:
         decks = self._decks_option(options.get("deck"), len(games))
         dealer = options.get("dealer")
         if dealer is None:
-            dealers = np.full(len(games), -1, np.int64)
+            dealers = self._dealer_draws if len(games) == self.num_games else np.full(len(games), -1, np.int64)
         else:
             dealers = np.full(len(games), check_index(dealer, "dealer", self.num_players, "a seat"), np.int64)
         if not self._seeded and (seed is None or len(games) < self.num_games):
@@ -181,7 +207,7 @@ class VectorEngine:
 
     def _decks_option(self, deck, count: int) -> np.ndarray:
         if deck is None:
-            return np.full((count, 1), -1, np.int8)
+            return self._shuffles if count == self.num_games else np.full((count, 1), -1, np.int8)
         array = np.asarray(deck)
         deck_name, size = self.options.deck, self.params.deck_size
         if array.ndim == 1:
@@ -263,7 +289,6 @@ class VectorEngine:
             actions = np.ascontiguousarray(actions, dtype=np.int64)
         if partial is not False:
             partial = check_bool(partial, "partial")
-        self._bad[:] = False
         illegal = _step_games(
             self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
             self.auto_reset, self._bad, partial, self._scratch_mask, observe, observations, masks,
@@ -273,8 +298,29 @@ class VectorEngine:
     def _raise_if_illegal(self, illegal: int, actions: np.ndarray) -> None:
         if illegal:
             games = np.flatnonzero(self._bad)
+            self._bad[:] = False
             details = ", ".join(f"game {g}: {action_name(actions[g])}" for g in games[:5])
             raise ValueError(f"illegal action in {len(games)} game(s) {games[:20].tolist()} ({details})")
+
+    def _step_one(self, action: int) -> tuple[np.ndarray, np.ndarray]:
+        """``step_observe`` of game 0, for the AEC env's every step: it takes ``action`` (an int in
+        [0, 75)) and the new (observation, mask) come back as fresh 1-D arrays, the mask as int8; the
+        step's rewards, terminated and truncated are left in ``_rewards``, ``_terminated`` and
+        ``_truncated`` until the next step. An illegal action raises ``ValueError`` and changes nothing.
+
+        It is ``step_observe`` without what one game does not need (the action array's checks, the
+        dispatcher's typing, new 2-D outputs and their copies): a few microseconds of each AEC step."""
+        if not self._all_dealt:
+            self._require_dealt("step_observe()")
+        actions, observations, masks, observation, mask = self._one_game_buffers
+        actions[0] = action
+        illegal = (_step_games.entry_point or _step_games)(
+            self.state, self.params, actions, self._rewards, self._terminated, self._truncated,
+            self.auto_reset, self._bad, False, self._scratch_mask, True, observations, masks,
+        )
+        if illegal:
+            self._raise_if_illegal(illegal, actions)
+        return observation.copy(), mask.copy()
 
     # ------------------------------------------------------------ reading a game
 

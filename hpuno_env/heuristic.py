@@ -49,17 +49,20 @@ Under the house rules (docs/rules.md §15; the observation's ``house_rules``
 flags, ``house_phase`` and ``pending_draw`` say which are in play), with
 nothing changed where they are off:
 
-- **Stacking**: facing a pending draw it stacks whenever it can (a stacked
-  card costs nothing and sends the whole draw on), a Draw Two before a Wild
-  Draw Four, but never a Wild Draw Four it would be guilty of (a challenge
-  would make it draw everything), and a stacked Wild Draw Four before a
-  challenge.
-- **Jump-in**: it always jumps (a card shed out of turn).
-- **Seven-O**: a 7 or 0 is worth ``swap`` points per card the hand it gets
-  is smaller than the one it gives (a 7's partner is the seat with the
-  fewest cards, a 0 brings the hand of the seat before it), so a swap that
-  would give it a bigger hand waits, even for a draw.
-- **Classic deck**: no Sorting Hats among the unseen cards.
+- **Stacking** (``stacking``): facing a pending draw it stacks whenever it
+  can (a stacked card costs nothing and sends the whole draw on), a Draw Two
+  before a Wild Draw Four, but never a Wild Draw Four it would be guilty of (a
+  challenge would make it draw everything), and a stacked Wild Draw Four
+  before a challenge.
+- **Jump-in** (``jump_in``): it always jumps (a card shed out of turn).
+- **Seven-O** (``seven_zero``): a 7 or 0 is worth ``swap`` points per card
+  the hand it gets is smaller than the one it gives (a 7's partner is the seat
+  with the fewest cards, a 0 brings the hand of the seat before it), so a swap
+  that would give it a bigger hand waits, even for a draw.
+- **Classic deck** (``deck="classic"``): no Sorting Hats among the unseen cards.
+- **Draw until playable** (``draw_until_playable``) and **forced play**
+  (``forced_play``) ask nothing new of it: it draws only when no card plays,
+  and plays a playable drawn card anyway.
 
 Ties are broken by noise the caller adds to the scores (uniform in [0, 0.01)
 per action): ``HeuristicAgent`` draws it from its own generator, a rollout

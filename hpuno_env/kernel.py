@@ -159,7 +159,7 @@ class _RulesCacheImpl(CompileResultCacheImpl):
 
 
 COMPILING_MESSAGE = ("hpuno-env: compiling its numba functions (the rules kernel, the heuristic) for this machine "
-                     "(25-70 s on 2 cores, once: later processes load them from numba's cache in about a second)")
+                     "(1-3 minutes on 2 cores, once: later processes load them from numba's cache in a second or two)")
 _announced_compiling = False
 
 
@@ -786,7 +786,8 @@ def wd4_stackable(hands, g, seat, color, wd4_bluffing):
 
 @jit
 def can_stack(hands, g, seat, top, color, stack_draw2, stack_draw4, stack_mixed, wd4_bluffing):
-    """docs/rules.md §15.2: does seat hold a card it may stack on top (a Draw Two or a Wild Draw Four)?"""
+    """docs/rules.md §15.2: does seat hold a card it may stack on top (a Draw Two or a Wild Draw Four)? The ``stacking``
+    option reaches the kernel as ``stack_draw2``, ``stack_draw4`` and ``stack_mixed`` (``options.kernel_params``)."""
     if top == WILD_DRAW4:
         return stack_draw4 == 1 and wd4_stackable(hands, g, seat, color, wd4_bluffing)
     if stack_mixed == 1 and wd4_stackable(hands, g, seat, color, wd4_bluffing):

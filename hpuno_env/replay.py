@@ -17,10 +17,12 @@ import os
 import sys
 from collections import deque
 
-from ._output import file_problem, folder_problem, program_name
-from .records import Replay, load_record
-from .render import HISTORY_EVENTS, history_lines, render_ansi, render_rgb
+# The engine (hpuno_env.records, .render) loads on first use, through the package: a refused command line is
+# answered before numba loads.
+import hpuno_env
 
+from ._output import file_problem, folder_problem, program_name
+from ._reading import MAX_JSON_BYTES, open_regular_file
 
 
 def terminal_supports_color(stream=None) -> bool:
@@ -41,10 +43,10 @@ def frames(record, viewer: int | None = None):
     """(title, game_state, viewer's name, recent event lines) after the deal and each decision.
 
     ``viewer`` is the seat whose hand is shown (None: the player to act, or at the end the last one)."""
-    replaying = Replay(record)
+    replaying = hpuno_env.records.Replay(record)
     engine = replaying.engine
     agents = engine.agents
-    events: deque[tuple] = deque(maxlen=HISTORY_EVENTS)
+    events: deque[tuple] = deque(maxlen=hpuno_env.render.HISTORY_EVENTS)
     shown = 0 if viewer is None else viewer
     for decision in replaying:
         state = engine.game_state(0)
@@ -56,7 +58,7 @@ def frames(record, viewer: int | None = None):
             title = f"round {decision.round}: the deal"
         else:
             title = f"round {decision.round}, decision {decision.number}: {agents[decision.seat]} chose {decision.action}"
-        yield title, state, agents[shown], history_lines(events, agents, shown)
+        yield title, state, agents[shown], hpuno_env.render.history_lines(events, agents, shown)
 
 
 MAX_FRAMES = 1000  # --max-frames' bound: a GIF keeps its (palette, cropped) frames until it is written
@@ -76,11 +78,18 @@ def _frame_count(text: str) -> int:
     return value
 
 
+EXAMPLES = """examples:
+  hpuno-replay runs/games/game.json                         # one decision per Enter (hpuno-play writes such files)
+  hpuno-replay runs/games/game.json --all --viewer 0        # every step at once, seat 0's hand shown
+  hpuno-replay runs/games/game.json --gif game.gif --max-frames 60"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name("hpuno_env.replay", "hpuno-replay"),
         description="Step through a Harry Potter UNO game record (JSON from hpuno_env.records, "
         "agents.play or the tournament): one decision per Enter, q to stop.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", help="the record (JSON)")
     parser.add_argument("--all", action="store_true", help="print every step without waiting for Enter")
@@ -97,17 +106,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:  # a file that cannot be read is refused before the engine loads
+        open_regular_file(args.file, "record", MAX_JSON_BYTES).close()
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
+    if args.gif is not None and not args.gif.lower().endswith(".gif"):
+        parser.exit(2, f"{parser.prog}: error: --gif: the file name must end with .gif, got {args.gif}\n")
     try:
-        record = load_record(args.file)
+        record = hpuno_env.records.load_record(args.file)
     except (OSError, ValueError) as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
     if args.viewer is not None and not 0 <= args.viewer < record["num_players"]:
         parser.exit(2, f"{parser.prog}: error: --viewer must be a seat in [0, {record['num_players']}), got {args.viewer}\n")
-    if args.gif is not None and not args.gif.lower().endswith(".gif"):
-        parser.exit(2, f"{parser.prog}: error: --gif: the file name must end with .gif, got {args.gif}\n")
     for flag, path, check in (("--png", args.png, folder_problem), ("--gif", args.gif, file_problem)):
         problem = path is not None and check(path)  # "" too: found now, not after drawing every step
-        if problem:
+        if problem:  # checked once the record is: a refused record creates no --png folder
             parser.exit(2, f"{parser.prog}: error: {flag}: {problem}\n")
     pictures = args.gif is not None or args.png is not None
     show_text = args.all or not pictures
@@ -125,7 +138,7 @@ def main(argv=None) -> int:
     try:
         for title, state, viewer, history in frames(record, args.viewer) if show_text else ():
                 print(f"== {title}")
-                print(render_ansi(state, viewer, history, color=color))
+                print(hpuno_env.render.render_ansi(state, viewer, history, color=color))
                 print()
                 if wait and state["current"] is not None:
                     try:
@@ -156,7 +169,7 @@ def _draw_pictures(record, args) -> tuple[int, int]:
 
     def pictures():
         for _title, state, viewer, history in itertools.islice(frames(record, args.viewer), args.max_frames):
-            picture = Image.fromarray(render_rgb(state, viewer, history))
+            picture = Image.fromarray(hpuno_env.render.render_rgb(state, viewer, history))
             if args.png is not None:
                 picture.save(os.path.join(args.png, f"step_{counts['drawn']:05d}.png"))
             counts["drawn"] += 1

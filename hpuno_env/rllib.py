@@ -1,7 +1,9 @@
-"""Ray RLlib adapters: a ``MultiAgentEnv``, a batched env runner, self-play mappings, a PPO config.
+"""Ray RLlib's env side: a ``MultiAgentEnv`` and a batched env runner.
 
-RLlib (``pip install "hpuno-env[rllib]"``) is imported by this module only, never
-by ``import hpuno_env``.
+RLlib (``pip install "hpuno-env[rllib]"``) is imported by this module and
+``rllib_sampling`` only, never by ``import hpuno_env``. What RLlib learns with
+(the masking network, self-play mappings, the frozen league, ``ppo_config``, a
+trained module as a player) is ``agents.training.rllib_learner``.
 
 * ``HPUnoMultiAgentEnv``: one game as an RLlib ``MultiAgentEnv``. Agents are
   ``player_0`` .. ``player_{n-1}``; only the agent to act gets an observation,
@@ -17,10 +19,6 @@ by ``import hpuno_env``.
   rollout in arrays, RLlib's episodes built once per ``sample()``). RLlib's own
   ``SyncVectorMultiAgentEnv`` steps one ``HPUnoMultiAgentEnv`` copy after another;
   ``benchmarks/bench_rllib.py`` compares them.
-* ``shared_policy_mapping`` (every seat plays the one trained policy) and
-  ``LeagueMapping`` + ``FrozenLeague`` (one seat per game is the learner, the
-  others frozen snapshots of it, refreshed every few iterations): self-play.
-* ``ppo_config``: PPO with masking on all of the above, what ``train_rllib.py`` runs.
 
 The env's ``config`` (RLlib's ``env_config``) holds ``num_players`` (default 2),
 ``illegal_action`` (``"lose"``, the default: the mover loses the round, -1 to it
@@ -30,25 +28,29 @@ env check needs, since it steps one unmasked random action; or ``"raise"``:
 ``encoding.observation_scale``), ``seed``, and any rule option of ``RulesOptions``.
 
 Two of RLlib's log lines that say nothing a user can act on are dropped,
-in every process that imports this module (the env runners do): RLlib
-2.60's ``RLModule.__init__`` builds the deprecated ``RLModuleConfig`` itself,
-for every module including its own defaults, and warns about it; and
-``AlgorithmConfig`` announces that the new API stack, which ``ppo_config``
-uses on purpose, is the default (``QUIETED_MESSAGES``). Everything else RLlib
-and Ray log is left as it is.
+in every process that imports this module (the env runners and the learner's
+module do): RLlib 2.60's ``RLModule.__init__`` builds the deprecated
+``RLModuleConfig`` itself, for every module including its own defaults, and
+warns about it; and ``AlgorithmConfig`` announces that the new API stack, which
+``ppo_config`` uses on purpose, is the default (``QUIETED_MESSAGES``).
+Everything else RLlib and Ray log is left as it is.
 
 Rewards: whatever a seat is paid between two of its decisions (a round's end
 while another seat moves, ``reward="points"`` of a match) is handed to it with
 its next observation, so RLlib credits it to that seat's last action.
+
+The learner's names that hpuno-env 0.2 kept here (``MOVED_TO_LEARNER``) still
+resolve, with a ``DeprecationWarning``, through the next release: RLlib
+checkpoints written by 0.2 name them here.
 """
 
 from __future__ import annotations
 
 import collections
+import importlib
 import logging
 import random
-import zlib
-from typing import Any
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -56,18 +58,12 @@ import torch
 
 try:
     import ray  # noqa: F401  (the import error below names the extra to install)
-    from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.callbacks.callbacks import RLlibCallback
     from ray.rllib.callbacks.utils import make_callback
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.env.env_context import EnvContext
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
     from ray.rllib.env.vector.vector_multi_agent_env import VectorMultiAgentEnv
-    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-    from ray.rllib.core.columns import Columns
-    from ray.rllib.core.models.base import ENCODER_OUT
     from ray.rllib.utils.metrics import (
         NUM_AGENT_STEPS_SAMPLED,
         NUM_AGENT_STEPS_SAMPLED_LIFETIME,
@@ -78,14 +74,12 @@ try:
         NUM_MODULE_STEPS_SAMPLED,
         NUM_MODULE_STEPS_SAMPLED_LIFETIME,
     )
-    from ray.rllib.utils.torch_utils import FLOAT_MIN
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError('hpuno_env.rllib needs Ray RLlib: pip install "hpuno-env[rllib]"') from error
 
 from gymnasium import spaces
 
-from ._checks import check_int, check_positive_int
 from .actions import ILLEGAL_REWARD, action_index, action_name, check_illegal_action, illegal_actions
 from .cards import NUM_ACTIONS
 from .engine import VectorEngine
@@ -111,13 +105,23 @@ class _DropMessage(logging.Filter):
 for _logger, _phrase in QUIETED_MESSAGES:
     logging.getLogger(_logger).addFilter(_DropMessage(_phrase))
 
-SHARED_POLICY = "shared"
-LEARNER_POLICY = "learner"
+# The learner's names, at home in LEARNER_MODULE, that hpuno-env 0.2 kept here. An RLlib checkpoint pickles its
+# module class, policy mapping and league callbacks by their module's path, so a 0.2 run's checkpoint names this
+# module; ``__getattr__`` resolves them on first use (importing this module never imports agents), with a
+# DeprecationWarning, through the next release. tests/test_layers.py allows this one reference to agents.
+LEARNER_MODULE = "agents.training.rllib_learner"
+MOVED_TO_LEARNER = frozenset({
+    "FrozenLeague", "LEARNER_POLICY", "LeagueMapping", "MaskedPPOTorchRLModule", "RLModulePolicy", "SB3_UPDATE",
+    "SHARED_POLICY", "frozen_policy", "ppo_config", "shared_policy_mapping",
+})
 
 
-def frozen_policy(index: int) -> str:
-    """Module id of the league's index-th frozen snapshot."""
-    return f"frozen_{index}"
+def __getattr__(name: str):
+    if name in MOVED_TO_LEARNER:
+        warnings.warn(f"hpuno_env.rllib.{name} is {LEARNER_MODULE}.{name}: import it from there "
+                      "(the alias is kept through the next release only)", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(LEARNER_MODULE), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class MultiAgentGames:
@@ -440,215 +444,3 @@ class HPUnoEnvRunner(MultiAgentEnvRunner):
             callbacks_functions=self.config.callbacks_on_environment_created,
             kwargs=dict(env_runner=self, metrics_logger=self.metrics, env=self.env, env_context=env_context),
         )
-
-
-# ------------------------------------------------------------ the network
-
-
-class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
-    """RLlib's default PPO network on ``"observations"``, with the logits of the actions that
-    ``"action_mask"`` forbids set to the lowest float, so they are never sampled.
-
-    It reads the observation Dict that RLlib's example ``ActionMaskingTorchRLModule``
-    reads (the env suits both); this one builds on ``DefaultPPOTorchRLModule``
-    (the example's base class is deprecated in RLlib 2.60) and leaves the batch
-    it is given unchanged.
-    """
-
-    def __init__(self, *, observation_space=None, **kwargs):
-        if not (isinstance(observation_space, spaces.Dict) and {"observations", "action_mask"} <= set(observation_space.spaces)):
-            raise ValueError(f"observation_space must be a Dict with 'observations' and 'action_mask', got {observation_space}")
-        super().__init__(observation_space=observation_space["observations"], **kwargs)
-        # The networks are built for the observations alone; the module's space (what
-        # RLlib reads to rebuild it from a checkpoint) is the env's, with the mask.
-        self.observation_space = observation_space
-
-    def _forward(self, batch, **kwargs):
-        mask, batch = _split_mask(batch)
-        encoder = self.encoder
-        if encoder.config.shared or getattr(encoder, "critic_encoder", None) is None or self.is_stateful():
-            return _mask_logits(super()._forward(batch, **kwargs), mask)
-        # The actor's encoder alone: RLlib's _forward runs the critic's too, for nothing, in every env
-        # runner (RLlib builds a runner's modules of a multi-agent spec with their critics).
-        return _mask_logits({Columns.ACTION_DIST_INPUTS: self.pi(encoder.actor_encoder(batch)[ENCODER_OUT])}, mask)
-
-    def _forward_train(self, batch, **kwargs):
-        mask, batch = _split_mask(batch)
-        return _mask_logits(super()._forward_train(batch, **kwargs), mask)
-
-    def compute_values(self, batch, embeddings=None):
-        if embeddings is None:
-            _, batch = _split_mask(batch)
-        return super().compute_values(batch, embeddings)
-
-
-def _split_mask(batch: dict) -> tuple[Any, dict]:
-    """(action mask, a shallow copy of batch whose observations are the plain vectors)."""
-    observations = batch[Columns.OBS]
-    batch = dict(batch)
-    batch[Columns.OBS] = observations["observations"]
-    return observations["action_mask"], batch
-
-
-def _mask_logits(outputs: dict, mask) -> dict:
-    logits = outputs[Columns.ACTION_DIST_INPUTS]
-    outputs[Columns.ACTION_DIST_INPUTS] = logits.masked_fill(mask <= 0, FLOAT_MIN)
-    return outputs
-
-
-# ------------------------------------------------------------ self-play
-
-
-def shared_policy_mapping(agent_id, episode, **kwargs) -> str:
-    """Every seat plays the one trained policy (self-play with shared parameters)."""
-    return SHARED_POLICY
-
-
-class LeagueMapping:
-    """One seat per game is the learner, every other seat one of ``num_frozen`` frozen snapshots.
-
-    The choice is a function of the episode id and the agent (CRC32), so it is the
-    same whichever process asks and whenever; over many games every seat is the
-    learner's equally often and every snapshot is met equally often.
-    """
-
-    def __init__(self, num_players: int, num_frozen: int):
-        num_frozen = check_positive_int(num_frozen, "num_frozen")
-        self.num_players, self.num_frozen = num_players, num_frozen
-
-    def __call__(self, agent_id, episode, **kwargs) -> str:
-        learner_seat = zlib.crc32(episode.id_.encode()) % self.num_players
-        if agent_id == f"player_{learner_seat}":
-            return LEARNER_POLICY
-        return frozen_policy(zlib.crc32(f"{episode.id_}/{agent_id}".encode()) % self.num_frozen)
-
-
-class FrozenLeague:
-    """Keeps the league's frozen snapshots: all copies of the learner at the start, then every
-    ``snapshot_every`` training iterations the oldest one becomes the learner's current weights.
-
-    Register both hooks: ``config.callbacks(on_algorithm_init=league.on_algorithm_init,
-    on_train_result=league.on_train_result)`` (``ppo_config`` does).
-    """
-
-    def __init__(self, num_frozen: int, snapshot_every: int):
-        snapshot_every = check_positive_int(snapshot_every, "snapshot_every")
-        self.num_frozen, self.snapshot_every = num_frozen, snapshot_every
-        self.next_slot = 0
-
-    def on_algorithm_init(self, *, algorithm, **kwargs) -> None:
-        self._copy_learner(algorithm, [frozen_policy(i) for i in range(self.num_frozen)])
-
-    def on_train_result(self, *, algorithm, result: dict, **kwargs) -> None:
-        if algorithm.iteration % self.snapshot_every == 0:
-            self._copy_learner(algorithm, [frozen_policy(self.next_slot)])
-            result["league_refreshed"] = frozen_policy(self.next_slot)
-            self.next_slot = (self.next_slot + 1) % self.num_frozen
-
-    @staticmethod
-    def _copy_learner(algorithm, module_ids: list[str]) -> None:
-        learners = algorithm.learner_group
-        weights = learners.get_weights([LEARNER_POLICY])[LEARNER_POLICY]
-        learners.set_weights({module_id: weights for module_id in module_ids})
-        # Set on every env runner and waited for: EnvRunnerGroup.sync_weights sends its request
-        # asynchronously and drops it while another sync is in flight (as one is, right after
-        # the algorithm's own syncs), so the runners could keep playing the old snapshot.
-        component = "learner/rl_module"
-        state = learners.get_state(components=[f"{component}/{module_id}" for module_id in module_ids],
-                                   inference_only=True)["learner"]["rl_module"]
-        algorithm.env_runner_group.foreach_env_runner(lambda runner: runner.module.set_state(state), local_env_runner=True)
-
-
-# ------------------------------------------------------------ PPO
-
-
-# What PPO's update does beyond the options, as Stable-Baselines3's PPO (train.py) does it (ppo_config).
-SB3_UPDATE = {"vf_loss_coeff": 0.5, "grad_clip": 0.5, "grad_clip_by": "global_norm", "use_kl_loss": False, "kl_coeff": 0.0,
-              "vf_clip_param": float("inf")}
-
-
-def ppo_config(num_players: int = 2, *, runners: int = 2, games_per_runner: int = 64, batched: bool = True,
-               league: int = 0, snapshot_every: int = 5, train_batch: int = 4096, minibatch: int = 512, epochs: int = 4,
-               lr: float = 3e-4, entropy_coeff: float = 0.01, gamma: float = 0.99, gae_lambda: float = 0.8,
-               clip_range: float = 0.2, hidden: Sequence[int] = (256, 256), scale_observations: bool = True, learners: int = 0, learner_gpus: float = 0.0, seed: int | None = 0,
-               **rule_options) -> PPOConfig:
-    """PPO with action masking (``MaskedPPOTorchRLModule``) on Harry Potter UNO self-play.
-
-    Args:
-        num_players: seats per game.
-        runners: env runner processes (0: sample in the driver).
-        games_per_runner: games each runner steps together.
-        batched: all of a runner's games in one engine (``HPUnoEnvRunner``), else RLlib's
-            ``SyncVectorMultiAgentEnv`` over ``HPUnoMultiAgentEnv`` copies.
-        league: 0 for one shared policy at every seat; k > 0 for a ``"learner"`` against
-            k frozen snapshots of itself (``LeagueMapping``), refreshed every
-            ``snapshot_every`` iterations (``FrozenLeague``).
-        train_batch, minibatch, epochs, lr, entropy_coeff, gamma, gae_lambda, clip_range, hidden: PPO's and
-            the network's (the batch and minibatch sizes over all learners together), named and defaulted as
-            train.py's. The rest of the update is set as Stable-Baselines3's PPO, which train.py runs: value
-            loss weight 0.5, gradients clipped to a global norm of 0.5, no KL penalty and no value clipping
-            (RLlib's defaults are 1.0, no clipping, a KL penalty of 0.2 and a value clip of 10), so that a
-            recipe moves between the two.
-        scale_observations: observations times ``encoding.observation_scale``.
-        learners: learner processes (RLlib's ``num_learners``), each updating on its share of the
-            batch, their gradients averaged; 0: one learner in the driver's process.
-        learner_gpus: GPUs per learner (RLlib's ``num_gpus_per_learner``; 0: CPU).
-        seed: seeds the games and the networks.
-        **rule_options: ``RulesOptions`` fields.
-
-    Build with ``.build_algo()`` after ``ray.init()``.
-    """
-    league = check_int(league, "league (the number of frozen snapshots)", low=0)
-    learners = check_int(learners, "learners", low=0)
-    if not learner_gpus >= 0:
-        raise ValueError(f"learner_gpus must be >= 0, got {learner_gpus}")
-    env_config = {"num_players": num_players, "scale_observations": scale_observations, "seed": seed, **rule_options}
-    HPUnoMultiAgentEnv(env_config)  # bad options fail here, in the caller, not in a worker
-    module = RLModuleSpec(module_class=MaskedPPOTorchRLModule,
-                          model_config={"fcnet_hiddens": list(hidden), "head_fcnet_hiddens": [], "vf_share_layers": False})
-    shares = max(learners, 1)
-    if league:
-        module_ids = [LEARNER_POLICY] + [frozen_policy(i) for i in range(league)]
-        mapping, trained = LeagueMapping(num_players, league), [LEARNER_POLICY]
-    else:
-        module_ids, mapping, trained = [SHARED_POLICY], shared_policy_mapping, [SHARED_POLICY]
-    config = (
-        PPOConfig()
-        .environment(HPUnoMultiAgentEnv, env_config=env_config)
-        .env_runners(num_env_runners=runners, num_envs_per_env_runner=games_per_runner,
-                     env_runner_cls=HPUnoEnvRunner if batched else MultiAgentEnvRunner)
-        .multi_agent(policies=set(module_ids), policy_mapping_fn=mapping, policies_to_train=trained)
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={module_id: module for module_id in module_ids}))
-        # RLlib's batch sizes are per learner: each learner samples and updates on its share
-        .training(train_batch_size_per_learner=-(-train_batch // shares), minibatch_size=-(-minibatch // shares),
-                  num_epochs=epochs, lr=lr, entropy_coeff=entropy_coeff, gamma=gamma, lambda_=gae_lambda,
-                  clip_param=clip_range, **SB3_UPDATE)
-        .learners(num_learners=learners, num_gpus_per_learner=learner_gpus)
-        .debugging(seed=seed)
-    )
-    if league:
-        keeper = FrozenLeague(league, snapshot_every)
-        config.callbacks(on_algorithm_init=keeper.on_algorithm_init, on_train_result=keeper.on_train_result)
-    return config
-
-
-class RLModulePolicy:
-    """A trained masking module as a batched player: ``act(observations, action_masks)`` takes the
-    engine's int8 views and bool masks (as ``agents`` players do) and returns the greedy legal
-    actions, so ``agents.evaluation.rounds.win_rate`` can measure it.
-
-    ``scale_observations`` must be what the module was trained with.
-    """
-
-    def __init__(self, module, num_players: int, scale_observations: bool = True):
-        self.module, self.num_players = module, num_players
-        self.observation_format = ObservationFormat(num_players, np.float32, scale_observations)
-
-    def act(self, observations, action_masks) -> np.ndarray:
-        batch = {Columns.OBS: {
-            "observations": torch.from_numpy(self.observation_format(np.asarray(observations))),
-            "action_mask": torch.from_numpy(np.asarray(action_masks, dtype=np.float32)),
-        }}
-        with torch.no_grad():
-            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-        return logits.argmax(dim=1).numpy()

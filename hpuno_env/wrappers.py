@@ -6,7 +6,9 @@ Each layer forwards every attribute it lacks through ``BaseWrapper.__getattr__``
 so one ``agent_iter`` / ``last`` / ``step`` decision cost about 36 such
 lookups: two thirds of the wrapped env's time. This class does the same three
 checks in one layer that reads the raw env directly on the hot path
-(``agent_iter``, ``last``, ``observe``, ``step``); everything else (attribute
+(``agent_iter``, ``last``, ``observe``, ``step``), and over ``hpuno_env.raw_env``
+hands a legal action straight to the raw env's own legal-move path
+(``_play_if_legal``) so that no check is made twice; everything else (attribute
 reads, ``reset``, ``render``, ``state``, ``close``, ``unwrapped``) is
 ``OrderEnforcingWrapper``'s own code, so it is what users of PettingZoo know,
 and ``isinstance(env, OrderEnforcingWrapper)`` holds.
@@ -54,6 +56,10 @@ class FusedClassicWrapper(OrderEnforcingWrapper):
             space = env.action_space(agent)
             if isinstance(space, spaces.Discrete) and space.start == 0:
                 self._discrete_sizes[agent] = int(space.n)
+        # The wrapped env's "step this action if its mask allows it" (hpuno_env.raw_env has one), only
+        # when it is the env itself: through another wrapper, that wrapper's step must run.
+        hook = getattr(env, "_legal_step_hook", None) if env.unwrapped is env else None
+        self._play_if_legal = hook() if callable(hook) else None
 
     # ------------------------------------------------------------ the hot path
 
@@ -68,18 +74,28 @@ class FusedClassicWrapper(OrderEnforcingWrapper):
         self._has_updated = True
         agent = env.agent_selection
         finished = env.terminations[agent] or env.truncations[agent]
-        if isinstance(action, np.integer):  # what np.flatnonzero and rng.choice hand a loop
+        if type(action) is not int and isinstance(action, np.integer):  # what np.flatnonzero and rng.choice hand a loop
             action = int(action)
         # AssertOutOfBoundsWrapper; a plain int in range is the common case and needs no space lookup.
-        if not (type(action) is int and 0 <= action < self._discrete_sizes.get(agent, 0)):
+        if type(action) is int and 0 <= action < self._discrete_sizes.get(agent, 0):
+            if not finished and self._play_if_legal is not None:
+                # the raw env's own legal-move path: the mask test below and the step, its checks made once
+                if not self._play_if_legal(action):
+                    self._end_on_illegal_move(agent)
+                return
+        else:
             assert (action is None and finished) or env.action_space(agent).contains(action), "action is not in action space"
         # TerminateIllegalWrapper: a finished agent's step is the raw env's dead step, which is what the
         # stock wrapper calls too (directly, after an illegal move; through the raw step otherwise).
         if finished or env.observe(agent)["action_mask"][action]:
             env.step(action)
             return
+        self._end_on_illegal_move(agent)
+
+    def _end_on_illegal_move(self, agent) -> None:
+        """TerminateIllegalWrapper's illegal move: every agent finished, ``illegal_reward`` to the mover, 0 to the others."""
         EnvLogger.warn_on_illegal_move()
-        raw = env.unwrapped
+        raw = self.env.unwrapped
         raw._cumulative_rewards[agent] = 0
         raw.terminations = dict.fromkeys(raw.agents, True)
         raw.truncations = dict.fromkeys(raw.agents, True)

@@ -444,7 +444,7 @@ def test_ctrl_c_in_a_tournament_writes_the_finished_tables_marked_partial(tmp_pa
     status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "8",
                               "--out", str(out), "--quiet"])
     captured = capsys.readouterr()
-    assert status == 130 and "interrupted: 2 of 3 tables finished" in captured.err and "Traceback" not in captured.err
+    assert status == 130 and "interrupted after 2 of 3 tables;" in captured.err and "Traceback" not in captured.err
     assert "PARTIAL" in captured.out
     saved = json.loads((out / "results.json").read_text())
     assert saved["partial"] == {"tables_finished": 2, "tables_scheduled": 3}
@@ -473,13 +473,13 @@ def records_held() -> int:
 def test_a_tournament_writing_its_records_holds_one_per_game_slot_however_many_it_records(tmp_path, monkeypatch):
     from agents.evaluation import tournament
 
-    real_save, held_at_each_save = tournament.save_record, []
+    real_save, held_at_each_save = hpuno_env.records.save_record, []
 
     def counting_save(record, path):
         held_at_each_save.append(records_held() - held_before)
         real_save(record, path)
 
-    monkeypatch.setattr(tournament, "save_record", counting_save)
+    monkeypatch.setattr(hpuno_env.records, "save_record", counting_save)
     held_before = records_held()
     # 2 slots and 16-round chunks: 40 records from three chunks, each slot recording 20 games one after another.
     streamed = tournament.run(["heuristic", "random-play"], num_players=2, rounds=40, seed=3, num_envs=2, record=40,
@@ -501,7 +501,7 @@ def test_a_tournament_writing_its_records_holds_one_per_game_slot_however_many_i
 def test_ctrl_c_in_a_recording_tournament_keeps_the_records_finished_so_far_on_disk(tmp_path, monkeypatch, capsys):
     from agents.evaluation import tournament
 
-    real_save, saved = tournament.save_record, []
+    real_save, saved = hpuno_env.records.save_record, []
 
     def interrupted_on_the_twelfth(record, path):
         if len(saved) == 11:
@@ -509,11 +509,11 @@ def test_ctrl_c_in_a_recording_tournament_keeps_the_records_finished_so_far_on_d
         real_save(record, path)
         saved.append(os.path.basename(path))
 
-    monkeypatch.setattr(tournament, "save_record", interrupted_on_the_twelfth)
+    monkeypatch.setattr(hpuno_env.records, "save_record", interrupted_on_the_twelfth)
     out = tmp_path / "t"
     status = tournament.main(["random", "random-play", "heuristic", "--players", "2", "--rounds", "8", "--envs", "2",
                               "--record", "24", "--out", str(out), "--quiet"])  # 8 records per table: all its rounds
-    assert status == 130 and "interrupted: 1 of 3 tables finished" in capsys.readouterr().err
+    assert status == 130 and "interrupted after 1 of 3 tables;" in capsys.readouterr().err
     on_disk = sorted(path.name for path in (out / "records").iterdir())
     assert on_disk == sorted(saved) and len(on_disk) == 11  # the first table's 8 and 3 of the second's
     report = json.loads((out / "results.json").read_text())
@@ -540,6 +540,97 @@ except ValueError as error:
 
         main(["random", "heuristic", "--rounds", "1000000000"])
     assert exit_info.value.code == 2
+
+
+HUGE_SIZES = """
+import agents
+from agents.evaluation import tournament
+from agents.evaluation.rounds import win_rate
+from agents.studies import exploit
+
+random = agents.load("random", 2)
+calls = {
+    "envs": lambda: exploit.best_response("random", 2, 64, envs=10**9, warm_start_decisions=0),
+    "rounds": lambda: exploit.best_response("random", 2, 64, rounds=10**9, warm_start_decisions=0),
+    "curve_rounds": lambda: exploit.best_response("random", 2, 64, curve_rounds=10**9, warm_start_decisions=0),
+    "curve_points": lambda: exploit.best_response("random", 2, 64, curve_points=10**9, warm_start_decisions=0),
+    "warm_start_decisions": lambda: exploit.best_response("random", 2, 64, warm_start_decisions=10**12),
+    "duplicate": lambda: tournament.run_duplicate(["heuristic", "random"], "random", rounds=10**9),
+    "win_rate": lambda: win_rate(random, random, rounds=10**9),
+    "worlds": lambda: agents.load("search", 2, worlds=10**9),
+}
+for name, call in calls.items():
+    try:
+        call()
+    except ValueError as error:
+        print(name, "VALUE_ERROR", error)
+"""
+
+
+def test_sizes_too_large_for_memory_are_refused_before_anything_is_allocated():
+    result = run_bounded(HUGE_SIZES, timeout=300)
+    said = dict(line.split(" VALUE_ERROR ", 1) for line in result.stdout.splitlines() if " VALUE_ERROR " in line)
+    assert said["envs"].startswith("envs must be an int in [1, 4096], got 1000000000"), result.stderr[-2000:]
+    assert said["rounds"].startswith("rounds=1,000,000,000 is 2,000,000,000 seat-rounds (2 a round), more than the 20,000,000")
+    assert said["curve_rounds"].startswith("curve_rounds=1,000,000,000 is") and "at most 10,000,000" in said["curve_rounds"]
+    assert said["curve_points"].startswith("curve_points must be an int in [1, 1000], got 1000000000")
+    assert said["warm_start_decisions"].startswith("warm_start_decisions must be an int in [0, 4000000], got 1000000000000")
+    assert said["duplicate"].startswith("rounds=1,000,000,000 is 4,000,000,000 seat-rounds (4 a deal, played twice)")
+    assert said["win_rate"].startswith("rounds=1,000,000,000 is 2,000,000,000 seat-rounds")
+    assert said["worlds"].startswith("worlds must be an int in [2, 4096], got 1000000000")
+    assert "MemoryError" not in result.stderr and "Traceback" not in result.stderr
+
+
+EVERY_STEP_A_CHECKPOINT = """
+from agents.studies import exploit
+
+
+class Model:  # learns as many steps as asked, at once
+    num_timesteps = 0
+
+    def learn(self, steps, reset_num_timesteps, callback):
+        self.num_timesteps += steps
+
+
+class Enough(Exception):
+    pass
+
+
+model, saves = Model(), []
+
+
+def save():
+    saves.append(model.num_timesteps)
+    if len(saves) == 3:
+        raise Enough
+
+
+try:
+    exploit._train(model, 10**12, 4, 1, {"learning_curve": [{"timesteps": 0}], "learn_seconds": 0.0},
+                   lambda: {"timesteps": model.num_timesteps}, save)
+except Enough:
+    print("SAVES", saves)
+"""
+
+
+def test_a_checkpoint_every_step_of_a_huge_run_lists_no_steps_ahead():
+    result = run_bounded(EVERY_STEP_A_CHECKPOINT)  # hpuno-exploit --timesteps 1000000000000 --checkpoint-every 1
+    assert "SAVES [1, 2, 3]" in result.stdout, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["agents.studies.exploit", "random", "--envs", "1000000000"], "--envs must be an int in [1, 4096], got 1000000000"),
+    (["agents.studies.exploit", "random", "--rounds", "1000000000"], "--rounds=1,000,000,000 is 2,000,000,000 seat-rounds"),
+    (["agents.studies.exploit", "search", "--option", "worlds=1000000000", "--warm-start-decisions", "0"],
+     "worlds must be an int in [2, 4096], got 1000000000"),
+    (["agents.evaluation.tournament", "heuristic", "random", "--duplicate", "--rounds", "1000000000"],
+     "--rounds=1,000,000,000 is 4,000,000,000 seat-rounds (4 a deal, played twice)"),
+])
+def test_the_commands_refuse_sizes_too_large_for_memory_in_one_line(argv, message):
+    result = run_bounded("import runpy; sys.argv = sys.argv[1:]; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)",
+                         *argv, timeout=300)
+    assert result.returncode == 2 and f"error: {message}" in result.stderr, result.stderr[-2000:]
+    assert len(result.stderr.splitlines()) == 2 and "Traceback" not in result.stderr  # the error and a hint
 
 
 # ------------------------------------------------------------ train.py: atomic checkpoints, logs, bad numbers, Ctrl-C
@@ -764,9 +855,9 @@ def count_drawings(monkeypatch, fail_on: int | None = None) -> dict:
     import gc
     import weakref
 
-    import hpuno_env.replay as replay_module
+    import hpuno_env.render as render_module
 
-    real, seen = replay_module.render_rgb, {"calls": 0, "most_alive": 0, "alive": []}
+    real, seen = render_module.render_rgb, {"calls": 0, "most_alive": 0, "alive": []}
 
     def counted(*args, **kwargs):
         seen["calls"] += 1
@@ -778,7 +869,7 @@ def count_drawings(monkeypatch, fail_on: int | None = None) -> dict:
         seen["most_alive"] = max(seen["most_alive"], len(seen["alive"]))
         return picture
 
-    monkeypatch.setattr(replay_module, "render_rgb", counted)
+    monkeypatch.setattr(render_module, "render_rgb", counted)  # what replay draws with
     return seen
 
 
@@ -943,7 +1034,7 @@ def test_help_of_the_env_leads_to_its_documentation_and_states_its_action_shape(
 def test_the_progress_bar_ends_at_the_step_the_run_ends(tmp_path):
     arguments = [argument for argument in TINY_TRAIN if argument != "--no-progress"]
     result = train_command("--timesteps", "300", "--progress", "--out", str(tmp_path / "run"), *arguments)
-    counts = re.findall(r"(\d+)/(\d+) \[", result.stderr)
+    counts = re.findall(r"training: [^\r\n]*?(\d+)/(\d+) \[", result.stderr)  # PPO's bar, not the final evaluation's
     assert counts, result.stderr[-1000:]
     done, total = map(int, counts[-1])
     assert done == total == 512  # one whole rollout of 16 games x 32 steps: not 512/300

@@ -1,7 +1,9 @@
-"""The import graph: ``hpuno_env`` never imports ``agents``, and ``agents/`` is in rooms, each importing only the rooms
-below it (players < evaluation < training < studies < the front: ``agents/__init__``, ``play``, the ``arena``, the
-stable paths ``belief``, ``evaluate`` and ``exploit``), with no cycle between modules. Read from the source, so a lazy import inside a function
-counts as much as one at the top."""
+"""The import graph: ``hpuno_env`` never imports ``agents`` and holds no learner code, and ``agents/`` is in rooms, each
+importing only the rooms below it (players < evaluation < training < studies < the front: ``agents/__init__``,
+``play``, the ``arena``, the stable paths ``belief``, ``evaluate`` and ``exploit``), with no cycle between modules.
+Read from the source, so a lazy import inside a function counts as much as one at the top. One reference from
+``hpuno_env`` to ``agents`` is allowed: ``hpuno_env.rllib``'s module ``__getattr__``, which resolves the learner's
+names that hpuno-env 0.2 kept there (``MOVED_TO_LEARNER``) on first use, for RLlib checkpoints that name them there."""
 
 from __future__ import annotations
 
@@ -56,6 +58,99 @@ def graph(package: str) -> dict[str, set[str]]:
 def test_hpuno_env_never_imports_agents():
     for path in sorted((ROOT / "hpuno_env").rglob("*.py")):
         assert not [m for m in imported_modules(path) if m == "agents" or m.startswith("agents.")], path
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that are docstrings (of the module, a class or a function)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                found.add(id(first.value))
+    return found
+
+
+# The one way hpuno_env reaches agents (module docstring): a module __getattr__ of this file, naming this module.
+DEPRECATED_ALIASES = ("hpuno_env/rllib.py", "agents.training.rllib_learner")
+
+
+def imports_by_name(tree: ast.Module) -> list[str | None]:
+    """For each call of importlib.import_module or __import__, the module-level function it stands in (None: elsewhere)."""
+    def within_the_package(call: ast.Call) -> bool:  # import_module(".name", __name__): a module of hpuno_env
+        return (len(call.args) == 2 and ast.unparse(call.args[1]) == "__name__"
+                and ast.unparse(call.args[0]).lstrip("f").strip("'\"").startswith("."))
+
+    def calls(node: ast.AST) -> int:
+        return sum(isinstance(call, ast.Call) and ast.unparse(call.func) in ("importlib.import_module", "__import__")
+                   and not within_the_package(call) for call in ast.walk(node))
+
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    inside = [name for function in functions for name in [function.name] * calls(function)]
+    return inside + [None] * (calls(tree) - len(inside))
+
+
+def test_hpuno_env_names_agents_only_in_the_deprecated_rllib_aliases():
+    named, by_name = [], []
+    for path in sorted((ROOT / "hpuno_env").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        skip = docstrings(tree)
+        where = str(path.relative_to(ROOT))
+        named += [(where, node.value) for node in ast.walk(tree) if isinstance(node, ast.Constant) and id(node) not in skip
+                  and isinstance(node.value, str) and node.value.startswith("agents.")]
+        by_name += [(where, function) for function in imports_by_name(tree)]
+    assert named in ([], [DEPRECATED_ALIASES]), named
+    assert set(by_name) <= {(DEPRECATED_ALIASES[0], "__getattr__")}, by_name
+
+
+def test_the_deprecated_rllib_aliases_name_what_the_learner_module_defines():
+    def assigned(tree: ast.Module) -> set[str]:
+        names = set()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        return names
+
+    env_side = ast.parse((ROOT / "hpuno_env" / "rllib.py").read_text())
+    moved = next(node.value for node in env_side.body if isinstance(node, ast.Assign)
+                 and any(isinstance(target, ast.Name) and target.id == "MOVED_TO_LEARNER" for target in node.targets))
+    moved_names = {element.value for element in ast.walk(moved) if isinstance(element, ast.Constant)}
+    learner = assigned(ast.parse((ROOT / "agents" / "training" / "rllib_learner.py").read_text()))
+    assert moved_names and moved_names <= learner
+    assert not moved_names & assigned(env_side), "a moved name is defined in hpuno_env.rllib too"
+
+
+# What learning is made of: a network (torch's or RLlib's modules), an optimiser, an algorithm and its config.
+LEARNER_IMPORTS = ("torch.nn", "torch.optim", "ray.rllib.algorithms", "ray.rllib.core.rl_module", "ray.rllib.core.learner",
+                   "ray.rllib.core.models", "sb3_contrib", "stable_baselines3")
+ENV_SIDE_IMPORTS = ("stable_baselines3.common.vec_env",)  # SB3's VecEnv: what HPUnoVecEnv and the mixture env are
+LEARNER_NAMES = {"PPOConfig", "AlgorithmConfig", "Learner", "TorchLearner", "RLModule", "TorchRLModule", "Module",
+                 "MaskablePPO", "PPO"}
+
+
+def test_hpuno_env_holds_no_learner_code():
+    """The env package is envs, the engine and the env runner (as PettingZoo's packages are): no network, optimiser,
+    learning algorithm or its config; those are agents.training's."""
+    found = []
+    for path in sorted((ROOT / "hpuno_env").rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        where = str(path.relative_to(ROOT))
+        for module in imported_modules(path):
+            if any(module == name or module.startswith(name + ".") for name in LEARNER_IMPORTS) and not any(
+                    module == name or module.startswith(name + ".") for name in ENV_SIDE_IMPORTS):
+                found.append((where, "imports", module))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(base).rpartition(".")[2] for base in node.bases]
+                if any(base in LEARNER_NAMES or base.endswith(("Module", "Learner", "Config")) for base in bases):
+                    found.append((where, "class", node.name))
+            elif isinstance(node, (ast.Name, ast.Attribute)):
+                name = node.id if isinstance(node, ast.Name) else node.attr
+                if name in LEARNER_NAMES or name.endswith("TorchRLModule"):
+                    found.append((where, "uses", name))
+    assert found == []
 
 
 def test_no_module_of_agents_imports_a_room_above_its_own():

@@ -151,6 +151,12 @@ def test_seats_and_answers():
     assert parse_answer("RED:7", legal) == (legal[0], None)
     assert parse_answer("Q", legal) == (None, "quit")
     assert parse_answer("play:blue:7", legal)[1] == "play:blue:7 is not allowed now: choose one of the actions listed."
+    colours = [ACTION_LABELS.index(f"color:{colour}") for colour in ("red", "yellow", "green", "blue")]
+    assert parse_answer("yellow", colours) == (colours[1], None)  # a bare colour names it, as green:2 plays it
+    assert parse_answer(" Blue ", colours) == (colours[3], None)
+    assert parse_answer("color:green", colours) == (colours[2], None)
+    assert parse_answer("purple", colours)[1] == "'purple' is not an action: type a number from 1 to 4 or a label from the list."
+    assert parse_answer("yellow", legal)[1] == "color:yellow is not allowed now: choose one of the actions listed."
 
 
 def test_two_people_sharing_the_screen_get_a_handover_before_each_others_hand():
@@ -212,7 +218,7 @@ def test_a_challenge_shows_the_person_the_bluffers_hand():
 
 
 def test_a_record_that_cannot_be_saved_after_the_game_goes_to_a_new_temporary_file(tmp_path, monkeypatch, capsys):
-    import agents.play as play
+    import hpuno_env.records
     from hpuno_env.records import save_record
 
     calls = []
@@ -223,7 +229,7 @@ def test_a_record_that_cannot_be_saved_after_the_game_goes_to_a_new_temporary_fi
             raise PermissionError(13, "Permission denied")
         save_record(record, path)
 
-    monkeypatch.setattr(play, "save_record", failing_once)
+    monkeypatch.setattr(hpuno_env.records, "save_record", failing_once)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))  # the person leaves at once
     assert play_main(["--opponents", "heuristic", "--seed", "4", "--record", str(tmp_path / "game.json")]) == 0
     out = capsys.readouterr().out
@@ -254,3 +260,16 @@ def test_an_agent_trained_under_other_rules_is_named_in_a_warning(tmp_path):
     assert "warning: agent" in played.stderr and "stacking='mixed' (trained with 'none')" in played.stderr
     same = run_play("--players", 2, "--opponents", "ppo_2p", "--record", tmp_path / "s.json", stdin="q\n")
     assert "warning" not in same.stderr
+
+
+def test_games_started_in_the_same_second_get_their_own_default_record(tmp_path, monkeypatch, capsys):
+    import time
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(time, "strftime", lambda pattern: "hpuno-game-20261206-120000")  # both in the same second
+    for _ in range(2):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+        assert play_main(["--opponents", "random", "--seed", "1"]) == 0
+    saved = sorted(path.name for path in (tmp_path / "runs" / "games").iterdir())
+    assert saved == ["hpuno-game-20261206-120000-2.json", "hpuno-game-20261206-120000.json"]
+    assert "already exists" not in capsys.readouterr().err

@@ -9,6 +9,17 @@ of ``agents``: it imports players, evaluation and ``hpuno_env``, and nothing
 below imports it.
 """
 
-from .server import create_app
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the name __getattr__ gives, for type checkers and readers
+    from .server import create_app
 
 __all__ = ["create_app"]
+
+
+def __getattr__(name: str):
+    # The app (fastapi, torch, the engine) is imported on first use: ``hpuno-arena`` checks its arguments first.
+    if name == "create_app":
+        return importlib.import_module(".server", __name__).create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

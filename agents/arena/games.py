@@ -15,34 +15,34 @@ A ``Game`` is not safe to use from two threads at once: the server holds its
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
+from collections import OrderedDict
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import torch
 
-from agents.players import SearchAgent, TrainedAgent, available, load
+from agents.players import BUILT_IN, NEEDS_OPTIONS, SHIPPED, SearchAgent, TrainedAgent, available, load
+from agents.players.trained import other_rules_warning
 from hpuno_env import ACTION_LABELS, VectorEngine, kernel
+from hpuno_env._checks import SEED_LIMIT, check_seed
 from hpuno_env.cards import CARD_LABELS, TARGET_BASE
 from hpuno_env.options import RulesOptions, check_num_players
 from hpuno_env.records import Recorder, Replay, check_record
 from hpuno_env.render import describe_events
 
+from .errors import ArenaError
+
 PERSON = "you"  # the person's name in a record's players list and in the views
 HISTORY_LINES = 200  # event sentences a view repeats (the page keeps its own log as well)
-MAX_REPLAY_FRAMES = 20_000  # a replay's frames are kept in memory: a long match has a few thousand
+MAX_REPLAY_FRAMES = 20_000  # frames of one replay (a deal and its decisions): a long match has a few thousand
+KEPT_EVERY = 64  # a replay keeps the game's state every this many decisions (a few kB each) and rebuilds the rest
+HISTORY_FRAMES = 12  # a replayed frame's history: the events of this many frames before it, and its own
+MAX_SHELVED = 16  # trained networks kept loaded (the shipped ones are 1-4 MB each); the least recently used goes first
 ACTION_INDEX = {label: index for index, label in enumerate(ACTION_LABELS)}
 
-
-class ArenaError(ValueError):
-    """A request the arena refuses; ``status`` is the HTTP status it answers with."""
-
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
 
 
 def new_secret() -> str:
@@ -69,53 +69,126 @@ def checked_players(players) -> int:
         raise ArenaError(f"players: {error}") from None
 
 
-def checked_seed(seed) -> int | None:
-    if seed is None:
+def game_seed(seed) -> int:
+    """A request's seed, checked as every seed is (``check_seed``); a game without one gets a random one (kept
+    secret while the game is live: its record carries it)."""
+    try:
+        seed = check_seed(seed)
+    except ValueError as error:
+        raise ArenaError(str(error)) from None
+    return secrets.randbelow(SEED_LIMIT) if seed is None else seed
+
+
+def arena_agents() -> list[str]:
+    """The agents the arena seats: every name of ``agents.available()`` that loads without options (a language
+    model needs its server, which the arena is not told)."""
+    return [name for name in available() if name not in NEEDS_OPTIONS]
+
+
+def agent_file(name) -> str | None:
+    """The agent file an opponent's name stands for (a shipped agent's, or the name read as a path), None for a
+    built-in player; ArenaError for anything else. Checked for every seat before any agent is loaded."""
+    if not isinstance(name, str) or not name or len(name) > 4096 or "\0" in name:
+        raise ArenaError(f"an opponent must be an agent name ({', '.join(arena_agents())}) or a file path, got {str(name)[:80]!r}")
+    if name in NEEDS_OPTIONS:
+        raise ArenaError(f"{name!r} needs options (a model's server) that the arena does not take: "
+                         f"one of {arena_agents()} or an agent file")
+    if name in BUILT_IN:
         return None
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ArenaError(f"seed must be an integer in [0, 2**63) or null, got {seed!r}")
-    return seed
+    if name in SHIPPED:
+        return SHIPPED[name]
+    if os.path.isfile(name):
+        return name
+    raise ArenaError(f"unknown agent {name[:200]!r}: not one of {arena_agents()} and no such file")
 
 
 class AgentShelf:
-    """Loads agents by name or file; a trained network is read once and shared (it holds no game state, and
-    its forward pass under ``no_grad`` writes nothing, so games in different threads may call it at once)."""
+    """Trained networks read once and shared, the ``size`` most recently used kept (a network holds no game
+    state, and its forward pass under ``no_grad`` writes nothing, so games in different threads may call it at
+    once). A network is shelved under its file (resolved: every spelling of a path is one file, and a file
+    changed on disk is read again) and the player count it was loaded for; each game gets its own
+    ``TrainedAgent`` around it, told the game's rules."""
 
-    def __init__(self):
-        self._trained: dict[tuple[str, int], TrainedAgent] = {}
+    def __init__(self, size: int = MAX_SHELVED):
+        self.size = size
+        self._trained: OrderedDict[tuple, TrainedAgent] = OrderedDict()
         self._lock = threading.Lock()  # games are made in worker threads: one network file is read once
 
-    def load(self, name, num_players: int, seed: int | None, rules: dict):
-        if not isinstance(name, str) or not name or len(name) > 4096:
-            raise ArenaError(f"an opponent must be an agent name ({', '.join(available())}) or a file path, got {name!r}")
-        with self._lock:
-            return self._load(name, num_players, seed, rules)
+    def __len__(self) -> int:
+        return len(self._trained)
 
-    def _load(self, name: str, num_players: int, seed: int | None, rules: dict):
-        key = (name, num_players)
-        shared = self._trained.get(key)
-        if shared is None:
-            try:
-                agent = load(name, num_players=num_players, seed=seed, rules_options=rules)
-            except (TypeError, ValueError, OSError) as error:
-                raise ArenaError(f"opponent {name!r}: {error}") from None
-            if not isinstance(agent, TrainedAgent):
-                return agent
-            self._trained[key] = shared = agent
-        return TrainedAgent(shared.network, num_players, shared.metadata, deterministic=True, seed=seed, source=shared.source)
+    def table(self, names: list, num_players: int, seeds: list, rules: dict) -> tuple[list, list[str]]:
+        """The players for ``names`` (one per agent seat) with their seeds, and the warnings of trained agents
+        playing under other rules than they trained under. Every name is checked, then every file read, before
+        anything is shelved or any player made: a refused table leaves the shelf as it was."""
+        files = [agent_file(name) for name in names]
+        keys = [None if path is None else shelf_key(path, num_players) for path in files]
+        with self._lock:
+            read = {}
+            for name, path, key in zip(names, files, keys):
+                if key is not None and key not in read:
+                    read[key] = self._trained.get(key) or read_network(name, path, num_players)
+            for key, shared in read.items():
+                self._trained[key] = shared
+                self._trained.move_to_end(key)
+            while len(self._trained) > self.size:
+                self._trained.popitem(last=False)
+        players, warned = [], []
+        for name, key, seed in zip(names, keys, seeds):
+            if key is None:
+                players.append(built_in(name, num_players, seed, rules))
+                continue
+            shared = read[key]
+            agent = TrainedAgent(shared.network, num_players, shared.metadata, deterministic=True, seed=seed, source=name)
+            agent.set_rules(rules)  # a universal agent's input states the table's rules
+            players.append(agent)
+            if not agent.universal:  # a universal agent trained under many rules
+                warned.append(other_rules_warning(shared.metadata["rules_options"], rules, name))
+        return players, sorted({message for message in warned if message})
+
+
+def shelf_key(path: str, num_players: int) -> tuple:
+    """A file as the shelf knows it: its resolved path and what tells a changed file (size, change time)."""
+    resolved = os.path.realpath(path)
+    try:
+        status = os.stat(resolved)
+    except OSError as error:
+        raise ArenaError(f"opponent {path[:200]!r}: {error.strerror}") from None
+    return resolved, status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, num_players
+
+
+def read_network(name: str, path: str, num_players: int) -> TrainedAgent:
+    """An agent file read for num_players; a refusal names the agent as it was asked for, never a server path."""
+    try:
+        return TrainedAgent.load(path, num_players=num_players)
+    except (TypeError, ValueError, OSError) as error:
+        raise ArenaError(f"opponent {name[:200]!r}: {str(error).replace(repr(path), repr(name))}") from None
+
+
+def built_in(name: str, num_players: int, seed: int | None, rules: dict):
+    try:
+        return load(name, num_players=num_players, seed=seed, rules_options=rules)
+    except (TypeError, ValueError) as error:
+        raise ArenaError(f"opponent {name!r}: {error}") from None
+
+
+def prepare_search() -> None:
+    """Play the search player until it has searched once: its compiled functions are built then (about a minute
+    on 2 cores the first time on a machine; later starts load them from numba's cache in a second or two)."""
+    agent = load("search", num_players=2, seed=0)
+    engine = VectorEngine(1, 2, seed=0, auto_reset=False)
+    engine.reset(seed=0)
+    while agent.last_search is None and int(engine.state.phase[0]) != kernel.OVER:
+        engine.step(agent.act(engine.observe(), engine.legal_mask()))
 
 
 def action_probabilities(policy, observation: np.ndarray, mask: np.ndarray) -> dict[str, float] | None:
-    """A trained agent's masked softmax over the legal actions (its network's logits); None for other players."""
+    """A trained agent's probability of each legal action (``TrainedAgent.action_probabilities``: the masked
+    softmax of its logits, a universal agent's input made under the table's rules); None for other players."""
     if not isinstance(policy, TrainedAgent):
         return None
-    network = policy.network
-    inputs = torch.as_tensor(np.asarray(observation)[:, : network.obs_scale.shape[0]])
-    with torch.no_grad():
-        logits = network(inputs).numpy()[0].astype(np.float64)
-    legal = np.flatnonzero(mask[0])
-    shifted = np.exp(logits[legal] - logits[legal].max())
-    return {ACTION_LABELS[a]: round(float(p), 4) for a, p in zip(legal, shifted / shifted.sum())}
+    shares = policy.action_probabilities(observation, mask)[0]
+    return {ACTION_LABELS[a]: round(float(shares[a]), 4) for a in np.flatnonzero(mask[0])}
 
 
 def search_estimates(policy, searches_before: int) -> dict[str, float] | None:
@@ -144,7 +217,7 @@ class Game:
     names: list[str]
     engine: VectorEngine
     policies: dict
-    seed: int | None
+    seed: int
     person: int | None
     warnings: list[str] = field(default_factory=list)
     log: list[str] = field(default_factory=list)  # the events in words, told from the person's seat
@@ -153,6 +226,7 @@ class Game:
     # held by every request that reads or moves the game: its requests run in worker threads, one at a time
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     record_file: str | None = None
+    record_error: str | None = None  # why the record could not be saved (the folder full, or not writable)
     last_move: dict | None = None
     winner: str | None = None  # of the last round ended (of the match, once it ends)
 
@@ -268,6 +342,7 @@ class Game:
             "over": self.over,
             "winner": self.winner if self.over else None,
             "record": self.record_file,
+            "record_error": self.record_error,
             "warnings": self.warnings,
         }
 
@@ -307,28 +382,23 @@ def make_game(shelf: AgentShelf, num_players, names, rules, seed, person: bool, 
     """A new game from a request's fields, checked; ``names`` are the agents' seats (all but the person's)."""
     num_players = checked_players(num_players)
     rules = checked_rules(rules)
-    seed = checked_seed(seed)
+    seed = game_seed(seed)
     agents_wanted = num_players - 1 if person else num_players
     if not isinstance(names, list) or not names:
-        raise ArenaError(f"opponents must be a list of agent names (one name fills every seat), got {names!r}")
+        raise ArenaError(f"opponents must be a list of agent names (one name fills every seat), got {str(names)[:80]!r}")
     if len(names) == 1:
         names = names * agents_wanted
     if len(names) != agents_wanted:
         raise ArenaError(f"{agents_wanted} agents are needed for {num_players} players, got {len(names)} names")
     if deck is not None and (not isinstance(deck, list) or not all(isinstance(card, str) for card in deck)):
         raise ArenaError("deck must be a list of card labels, top first")
-    seeds = np.random.SeedSequence(seed).generate_state(num_players) if seed is not None else [None] * num_players
+    seeds = [int(s) for s in np.random.SeedSequence(seed).generate_state(num_players)]
     table = ([PERSON] if person else []) + list(names)
-    policies = {}
-    with warnings.catch_warnings(record=True) as caught:  # a trained agent made under other rules: said in the view
-        warnings.simplefilter("always")
-        for seat, name in enumerate(table):
-            if person and seat == 0:
-                continue
-            policies[seat] = shelf.load(name, num_players, None if seeds[seat] is None else int(seeds[seat]), rules)
+    first = 1 if person else 0
+    players, told = shelf.table(table[first:], num_players, seeds[first:], rules)
     engine = VectorEngine(1, num_players, seed=seed, auto_reset=False, **rules)
-    game = Game(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine, policies=policies,
-                seed=seed, person=0 if person else None, warnings=sorted({str(w.message) for w in caught}))
+    game = Game(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine,
+                policies=dict(enumerate(players, start=first)), seed=seed, person=0 if person else None, warnings=told)
     game.start(deck)
     return game
 
@@ -336,53 +406,55 @@ def make_game(shelf: AgentShelf, num_players, names, rules, seed, person: bool, 
 # ---------------------------------------------------------------- replays
 
 
-@dataclass
-class Frame:
-    """One step of a replayed record: where it stands, the table then, and what the step did."""
-
-    title: str
-    round: int
-    number: int
-    seat: int | None
-    action: str | None
-    state: dict
-    events: list
-    shown: dict[int, dict[str, list[str]]]  # per seat shown a hand by a challenge: those hands (most frames: none)
+def record_frames(record, name: str) -> int:
+    """The frames of a record (its deal and one per decision), the record checked first (400 naming the field),
+    refused (413) past ``MAX_REPLAY_FRAMES``."""
+    try:
+        check_record(record)
+    except ValueError as error:
+        raise ArenaError(f"{name}: not a game record this arena can replay: {error}") from None
+    frames = 1 + sum(len(entry["decisions"]) for entry in record["rounds"])
+    if frames > MAX_REPLAY_FRAMES:
+        raise ArenaError(f"the record has {frames - 1:,} decisions, more than the {MAX_REPLAY_FRAMES - 1:,} this arena replays", 413)
+    return frames
 
 
 class ReplaySession:
-    """A record played again once, its frames kept, to be stepped through both ways from any seat."""
+    """A record to step through both ways from any seat. It is played once when opened (every decision checked);
+    what it keeps is the decisions (a few bytes each) and the game's state every ``KEPT_EVERY`` decisions (a few
+    kB each). A frame is rebuilt when asked for, from the last kept state before it: at most ``KEPT_EVERY`` +
+    ``HISTORY_FRAMES`` engine steps."""
 
     def __init__(self, record, name: str):
+        frames = record_frames(record, name)
         try:
-            check_record(record)
             replaying = Replay(record)
-            agents = replaying.engine.agents
-            self.frames: list[Frame] = []
-            for decision in replaying:
-                if len(self.frames) >= MAX_REPLAY_FRAMES:
-                    raise ArenaError(f"the record has more than {MAX_REPLAY_FRAMES} decisions: too long to show here", 413)
-                state = replaying.engine.game_state(0)
-                # a frame keeps counts of the piles, not their cards
-                state["draw_pile_size"] = len(state.pop("draw_pile"))
-                state["discard_size"] = len(state.pop("discard"))
-                who = None if decision.seat is None else agents[decision.seat]
-                title = (f"round {decision.round}: the deal" if who is None
-                         else f"round {decision.round}, decision {decision.number}: {who} chose {decision.action}")
-                s = replaying.engine.state
-                shown = {seat: shown_hands(s, agents, seat) for seat in map(int, np.flatnonzero(s.revealed_seen[0].any(axis=1)))}
-                self.frames.append(Frame(title, decision.round, decision.number, decision.seat, decision.action,
-                                         state, replaying.engine.events(0), shown))
-        except ArenaError:
-            raise
+            self.agents = replaying.engine.agents
+            self.rounds, self.numbers = np.zeros(frames, np.int32), np.zeros(frames, np.int32)
+            self.seats, self.actions = np.full(frames, -1, np.int8), np.full(frames, -1, np.int16)
+            self.kept = replaying.engine.clone(np.zeros(-(-frames // KEPT_EVERY), np.int64))  # slot k: frame k * KEPT_EVERY
+            for index, decision in enumerate(replaying):
+                self.rounds[index], self.numbers[index] = decision.round, decision.number
+                if decision.seat is not None:
+                    self.seats[index], self.actions[index] = decision.seat, ACTION_INDEX[decision.action]
+                if index % KEPT_EVERY == 0:
+                    self.kept.copy_games_into([index // KEPT_EVERY], replaying.engine, [0])
         except ValueError as error:
             raise ArenaError(f"{name}: not a game record this arena can replay: {error}") from None
+        self.frames = frames
+        self.cursor = self.kept.clone([0])  # the engine a frame is rebuilt in
+        self.lock = threading.Lock()  # one rebuild at a time: requests for frames run in worker threads
         self.replay_id = new_secret()[:12]
         self.token = new_secret()
         self.name = name
-        self.agents = agents
         self.players = record.get("players")
         self.touched = time.monotonic()
+
+    def decision(self, index: int) -> list:
+        """[round, number, seat, action] of frame ``index`` (seat and action None at a deal)."""
+        seat = int(self.seats[index])
+        return [int(self.rounds[index]), int(self.numbers[index]), None if seat < 0 else seat,
+                None if seat < 0 else ACTION_LABELS[self.actions[index]]]
 
     def outline(self) -> dict:
         return {
@@ -390,18 +462,36 @@ class ReplaySession:
             "name": self.name,
             "players": self.agents,
             "names": self.players,
-            "frames": len(self.frames),
-            "decisions": [[f.round, f.number, f.seat, f.action] for f in self.frames],
+            "frames": self.frames,
+            "decisions": [self.decision(index) for index in range(self.frames)],
         }
+
+    def _rebuild(self, first: int, last: int) -> list:
+        """The cursor at frame ``last``; returns the events of frames ``first`` .. ``last`` (first <= last)."""
+        start = first // KEPT_EVERY * KEPT_EVERY
+        self.cursor.copy_games_into([0], self.kept, [first // KEPT_EVERY])
+        events = [self.cursor.events(0)] if start == first else []
+        action = np.zeros(1, np.int64)
+        for index in range(start + 1, last + 1):
+            action[0] = self.actions[index]
+            self.cursor.step(action)
+            if index >= first:
+                events.append(self.cursor.events(0))
+        return events
 
     def frame(self, index, viewer) -> dict:
         """Frame ``index`` as seat ``viewer`` saw it (None: the spectator, who sees every hand)."""
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self.frames):
-            raise ArenaError(f"frame must be in [0, {len(self.frames)}), got {index!r}", 404)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.frames:
+            raise ArenaError(f"frame must be in [0, {self.frames}), got {index!r}", 404)
         if viewer is not None and (isinstance(viewer, bool) or not isinstance(viewer, int) or not 0 <= viewer < len(self.agents)):
             raise ArenaError(f"viewer must be a seat in [0, {len(self.agents)}) or 'spectator', got {viewer!r}")
-        frame = self.frames[index]
-        state = dict(frame.state)
+        with self.lock:
+            events = self._rebuild(max(0, index - HISTORY_FRAMES), index)
+            state = self.cursor.game_state(0)
+            shown = shown_hands(self.cursor.state, self.agents, viewer) if viewer is not None else None
+        # a frame shows counts of the piles, not their cards
+        state["draw_pile_size"] = len(state.pop("draw_pile"))
+        state["discard_size"] = len(state.pop("discard"))
         hands = state.pop("hands")
         state["hand_sizes"] = {agent: len(cards) for agent, cards in hands.items()}
         if viewer is None:
@@ -409,13 +499,13 @@ class ReplaySession:
         else:
             state["hand"] = hands[self.agents[viewer]]
             state["you"] = self.agents[viewer]
-            state["shown"] = frame.shown.get(viewer, {})
-        start = max(0, index - 12)
-        history = []
-        for earlier in self.frames[start : index + 1]:
-            history.extend(describe_events(earlier.events, self.agents, viewer))
-        state.update(index=index, title=frame.title, seat=frame.seat, action=frame.action, viewer=viewer,
-                     events=describe_events(frame.events, self.agents, viewer), history=history,
+            state["shown"] = shown
+        history = [line for step in events for line in describe_events(step, self.agents, viewer)]
+        round_number, number, seat, action = self.decision(index)
+        who = None if seat is None else self.agents[seat]
+        title = (f"round {round_number}: the deal" if who is None
+                 else f"round {round_number}, decision {number}: {who} chose {action}")
+        state.update(index=index, title=title, seat=seat, action=action, viewer=viewer,
+                     events=describe_events(events[-1], self.agents, viewer), history=history,
                      over=state["phase"] == "over", players=self.agents, names=self.players)
         return state
-

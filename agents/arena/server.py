@@ -11,16 +11,26 @@ while a game moves. Games, watched games and replays live in memory under a
 random id, each with a random secret sent back as
 ``Authorization: Bearer SECRET``; idle ones are dropped after
 ``idle_seconds``, and there are caps on live games and on a request's body.
+
+With a database (``create_app(db=PATH)``, ``hpuno-arena --db PATH``) the
+arena is a ladder: ``agents.arena.store`` keeps every finished game's record,
+``agents.arena.ladder`` rates them, and ``agents.arena.bots`` seats bots in
+people's games (``"opponents": ["bot:NAME"]``); a request that carries a bot's
+secret on a game's routes is the bot's, in its own seat.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import ipaddress
+import os
 import pathlib
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -29,23 +39,33 @@ from starlette.concurrency import run_in_threadpool
 
 from agents.players import BUILT_IN, SHIPPED, TrainedAgent, available
 from hpuno_env import ACTION_LABELS, CARD_LABELS
+from hpuno_env._checks import check_finite, check_positive_int
 from hpuno_env._reading import parse_json
 from hpuno_env.cards import COLORS, DECKS
 from hpuno_env.options import (
-    EPISODE_MODES, HOUSE_RULE_OPTIONS, REWARD_MODES, SCORING_MODES, STACKING_MODES, UNO_CATCH_MODES, RulesOptions,
+    MAX_PLAYERS, EPISODE_MODES, HOUSE_RULE_OPTIONS, REWARD_MODES, SCORING_MODES, STACKING_MODES, UNO_CATCH_MODES, RulesOptions,
 )
-from hpuno_env.records import MAX_RECORD_BYTES, load_record, save_record
+from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
-from .games import AgentShelf, ArenaError, Game, ReplaySession, make_game
+from .bots import MOVE_SECONDS, Bots, ladder_routes, read_body
+from .folders import MAX_PAGE, PAGE, RecordFolder
+from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, prepare_search, record_frames
+from .ladder import Ladder
+from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
+from .seats import BOT_PREFIX, make_seated_game
+from .store import Store
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 2 * 2**20  # a request body (an uploaded record is the biggest: a long match is a few hundred kB)
-MAX_GAMES = 200  # live games (played and watched) at once
 MAX_REPLAYS = 50
-IDLE_SECONDS = 30 * 60
-RECORD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.json")
+MAX_REPLAY_TOTAL = 200_000  # frames of all live replays together (a replay keeps 60-240 bytes a frame: 2-10 players)
+STOP_WAIT = 10.0  # seconds the arena, stopping, waits for a game's request under way before saving the game
 PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}\.png")
-RESULTS_NAME = re.compile(r"\.|[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+RESULTS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")  # a subfolder of --results holding a results.json
+RESULTS_ITSELF = "_"  # the name of the --results folder itself (no subfolder's name: those start with a letter or digit)
+MAX_RESULT_SETS = 1000
+LOCALHOST = "localhost"
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/[^\s'\"/]+)+/([^\s'\"/]+)")  # /a/b/c.json (its last part, c.json, kept)
 
 
 class BodyLimit:
@@ -78,6 +98,61 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
+class SameSite:
+    """ASGI middleware against requests a web page of another site makes a visitor's browser send:
+
+    - the ``Host`` header must name this machine (``localhost``, an IP address) or one of ``hosts``: a page whose
+      own name resolves to this address (DNS rebinding) is refused (400), so it cannot read the arena's answers;
+    - a state-changing request (not GET, HEAD or OPTIONS) that a browser marks as coming from another origin
+      (``Origin`` other than this ``Host``, or ``Sec-Fetch-Site: cross-site``) is refused (403);
+    - a request body must be JSON said so (``Content-Type: application/json``, which a cross-site form or
+      ``fetch`` cannot send without the browser asking first): else 415."""
+
+    def __init__(self, app, hosts: Sequence[str] = ()):
+        self.app = app
+        self.hosts = {LOCALHOST, *(host.lower() for host in hosts)}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        problem = self.problem(scope["method"], {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]})
+        if problem is None:
+            return await self.app(scope, receive, send)
+        response = JSONResponse({"error": problem[0]}, status_code=problem[1])
+        await response(scope, receive, send)
+
+    def problem(self, method: str, headers: dict[str, str]) -> tuple[str, int] | None:
+        host = headers.get("host", "")
+        if not self.allowed(host):
+            return f"this arena answers requests to this machine's own names only, not to Host {host[:80]!r} (start it with --allow-host NAME to add one)", 400
+        if method in ("GET", "HEAD", "OPTIONS"):
+            return None
+        origin = headers.get("origin")
+        if headers.get("sec-fetch-site") == "cross-site" or (origin is not None and urlsplit(origin).netloc.lower() != host.lower()):
+            return f"a request from another site ({(origin or 'cross-site')[:80]}) is refused", 403
+        declared = headers.get("content-length", "0")
+        has_body = declared != "0" or "transfer-encoding" in headers
+        if has_body and headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            return "a request body must be JSON, sent with the header Content-Type: application/json", 415
+        return None
+
+    def allowed(self, host: str) -> bool:
+        """Whether a Host header names this machine: localhost, an IP address (which no other site's name can stand
+        for) or one of ``hosts``; any port."""
+        name = host.strip().lower()
+        if name.startswith("["):  # an IPv6 address, [::1]:8000
+            name = name[1:].partition("]")[0]
+        elif name.count(":") == 1:
+            name = name.partition(":")[0]
+        if name in self.hosts:
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+
 class Arena:
     """The live games and replays, with their caps and idle expiry, and the folders of records and results.
 
@@ -85,8 +160,9 @@ class Arena:
     held only for quick reads and writes of them; a game's own work is done under the game's ``lock``."""
 
     def __init__(self, records: str, results: str | None, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
-                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic):
-        self.records = pathlib.Path(records)
+                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS):
+        self.records = RecordFolder(records, max_records, clock)
+        self.records.check_writable()  # refused at start, not after a game's last move
         self.results = pathlib.Path(results) if results else None
         self.max_games = max_games
         self.idle_seconds = idle_seconds
@@ -95,8 +171,18 @@ class Arena:
         self.games: dict[str, Game] = {}
         self.replays: dict[str, ReplaySession] = {}
         self.making = 0  # games being made now (outside the lock): they count against the cap already
+        self.opening = 0  # replays being opened now (outside the lock), counted as making is
+        self.replay_frames = 0  # frames of the live replays and of those being opened
         self.lock = threading.Lock()
         self.shelf = AgentShelf()
+        self.search_ready = threading.Event()  # set once the search player is compiled (prepare_search), or not prepared
+        self.ladder: Ladder | None = None  # with a database (attach_ladder): finished games rated, bots seated
+        self.bots: Bots | None = None
+
+    def attach_ladder(self, ladder: Ladder, bots: Bots) -> None:
+        """Keep every finished game in the ladder's store, rate it there, and seat bots in people's games."""
+        self.ladder, self.bots = ladder, bots
+        bots.on_over = self.save  # a game a bot's move or its clock ended (the game's lock held)
 
     def sweep(self) -> None:
         """Drop games and replays idle for ``idle_seconds`` (a played game's record is saved first)."""
@@ -108,6 +194,7 @@ class Arena:
             for replay_id, replay in list(self.replays.items()):
                 if now - replay.touched > self.idle_seconds:
                     del self.replays[replay_id]
+                    self.replay_frames -= replay.frames
         for game in idle:  # out of the table already: no new request finds it; one under way finishes first
             with game.lock:
                 self.save(game)
@@ -127,16 +214,22 @@ class Arena:
     def add_game(self, body: dict, person: bool) -> Game:
         self.sweep()
         known = {"players", "opponents", "rules", "seed", "deck"} if person else {"players", "agents", "rules", "seed"}
+        if person and self.ladder is not None:
+            known.add("name")
         unknown = sorted(set(body) - known)
         if unknown:
             raise ArenaError(f"unknown field(s) {unknown}: a game takes {sorted(known)}")
         deck = body.get("deck")
         if deck is not None and not self.allow_decks:
             raise ArenaError("deck: this arena does not take stacked decks (start it with --allow-decks)", 403)
+        if person and body.get("seed") is not None and not self.allow_decks:
+            # a seed a person chooses would deal the same cards to a watched game, which shows every hand
+            raise ArenaError("seed: a person's game is dealt at random on this arena (a watched game with the same seed "
+                             "would show its hands); start the arena with --allow-decks to choose deals", 403)
         names = body.get("opponents", ["heuristic"]) if person else body.get("agents", ["heuristic"])
         self._reserve_game()
         try:  # made outside the lock: the agents' first replies (a person's game) may take a while
-            game = make_game(self.shelf, body.get("players", 2), names, body.get("rules"), body.get("seed"), person, deck)
+            game = self._make_game(body, names, person, deck)
             if game.over:
                 self.save(game)
             game.touched = self.clock()
@@ -145,6 +238,21 @@ class Arena:
         finally:
             with self.lock:
                 self.making -= 1
+        return game
+
+    def _make_game(self, body: dict, names, person: bool, deck) -> Game:
+        """A game from a request's fields: on a ladder a person's game is a ``SeatedGame`` (a name, bots)."""
+        players, rules, seed = body.get("players", 2), body.get("rules"), body.get("seed")
+        if not person or self.ladder is None:
+            if isinstance(names, list) and any(isinstance(name, str) and name.startswith(BOT_PREFIX) for name in names):
+                raise ArenaError("bots take seats on an arena with a database only (hpuno-arena --db PATH)")
+            return make_game(self.shelf, players, names, rules, seed, person, deck)
+        name = body.get("name")
+        person_name = None if name is None else self.ladder.check_person_name(name)
+        game = make_seated_game(self.shelf, players, names, rules, seed, person_name=person_name,
+                                is_bot=self.bots.is_bot, deck=deck, clock=self.clock)
+        if game.bots:
+            self.bots.seat(game)
         return game
 
     def game(self, game_id: str, authorization: str | None) -> Game:
@@ -192,15 +300,28 @@ class Arena:
         return found
 
     def add_replay(self, record, name: str) -> ReplaySession:
+        """A record opened to replay, within the caps on live replays and on their frames all together."""
         self.sweep()
+        frames = record_frames(record, name)  # checked and counted before anything is replayed
         with self.lock:
-            if len(self.replays) >= MAX_REPLAYS:
+            if len(self.replays) + self.opening >= MAX_REPLAYS:
                 raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
-        replay = ReplaySession(record, name)  # replayed outside the lock (a long match takes a moment)
+            if self.replay_frames + frames > MAX_REPLAY_TOTAL:
+                raise ArenaError(f"the arena's replays hold {self.replay_frames:,} decisions already, and this record has "
+                                 f"{frames - 1:,} (at most {MAX_REPLAY_TOTAL:,} all together): try again later", 429)
+            self.opening += 1
+            self.replay_frames += frames
+        try:
+            replay = ReplaySession(record, name)  # replayed outside the lock (a long match takes a moment)
+        except BaseException:
+            with self.lock:
+                self.replay_frames -= frames
+            raise
+        finally:
+            with self.lock:
+                self.opening -= 1
         replay.touched = self.clock()
         with self.lock:
-            if len(self.replays) >= MAX_REPLAYS:
-                raise ArenaError(f"the arena holds {MAX_REPLAYS} replays already: try again later", 429)
             self.replays[replay.replay_id] = replay
         return replay
 
@@ -208,10 +329,10 @@ class Arena:
         """A record to replay: uploaded (the body is the record) or ``{"file": NAME}`` from the records folder."""
         if set(body) == {"file"}:
             name = body["file"]
-            if not isinstance(name, str) or not RECORD_NAME.fullmatch(name) or name not in self.record_files():
+            if not self.records.has(name):
                 raise ArenaError(f"no record {str(name)[:80]!r} in the records folder", 404)
             try:
-                record = load_record(self.records / name)
+                record = load_record(self.records.folder / name)
             except ValueError as error:
                 raise ArenaError(str(error)) from None
         else:
@@ -219,40 +340,96 @@ class Arena:
         replay = self.add_replay(record, name)
         return {"replay": replay.replay_id, "token": replay.token, **replay.outline()}
 
-    def save(self, game: Game) -> None:
+    def save(self, game: Game, stopping: bool = False) -> None:
         """A game's record into the records folder, once (the caller holds the game's lock): a played game
-        when it ends or is dropped idle (never one nobody moved in), a watched game when it ends."""
-        if game.record_file is not None or (game.person is None and not game.over):
+        when it ends or is dropped idle, a watched game when it ends, and any game when the arena stops (never
+        one nobody moved in)."""
+        if game.record_file is not None or game.record_error is not None or (game.person is None and not game.over and not stopping):
             return
         record = game.record()
         if record["outcome"] == "unfinished" and not any(r["decisions"] for r in record["rounds"]):
             return
-        name = time.strftime("arena-%Y%m%d-%H%M%S-") + game.game_id + ".json"
-        save_record(record, self.records / name)
-        game.record_file = name
+        try:
+            game.record_file = self.records.save(record, game.game_id)
+        except OSError as error:  # the game goes on (or ends) all the same; its view says why there is no record
+            game.record_error = f"the game's record was not saved: {error.strerror or error}"
+        if self.ladder is not None:
+            self.ladder.add_finished(game)
 
-    def record_files(self) -> list[str]:
-        if not self.records.is_dir():
-            return []
-        return sorted((p.name for p in self.records.iterdir() if p.is_file() and RECORD_NAME.fullmatch(p.name)), reverse=True)
+    def prepare_search(self) -> None:
+        """The search player compiled ahead of its first game (run in a thread of its own at start)."""
+        try:
+            prepare_search()
+        finally:
+            self.search_ready.set()
+
+    def stop(self) -> list[str]:
+        """The arena stops: every live game's record saved (an unfinished one marked so). Returns their file names.
+        A game whose request is still under way after STOP_WAIT seconds is left as it is."""
+        with self.lock:
+            games = list(self.games.values())
+        saved = []
+        for game in games:
+            if game.lock.acquire(timeout=STOP_WAIT):
+                try:
+                    if game.record_file is None:
+                        self.save(game, stopping=True)
+                        saved += [game.record_file] if game.record_file else []
+                finally:
+                    game.lock.release()
+        return saved
+
+    def catalogue(self) -> dict:
+        """What the page's forms offer: agents, rules, labels, the newest records (a page), the result sets."""
+        records, total = self.records.page(0, PAGE)
+        return {"agents": arena_agents(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS), "cards": list(CARD_LABELS),
+                "records": records, "records_total": total, "results": self.result_sets(), "person_seeds": self.allow_decks,
+                "search_ready": self.search_ready.is_set(),
+                "ladder": self.ladder is not None}
+
+    def record_page(self, start: str, count: str) -> dict:
+        first = whole_number(start, "start", 10**9)
+        size = whole_number(count, "count", MAX_PAGE)
+        if size < 1:
+            raise ArenaError(f"count must be in [1, {MAX_PAGE}], got {size}")
+        records, total = self.records.page(first, size)
+        return {"records": records, "start": first, "total": total}
 
     def results_folder(self, name: str) -> pathlib.Path:
         if self.results is None:
             raise ArenaError("no --results folder was given to this arena", 404)
-        if not RESULTS_NAME.fullmatch(name):
+        if name != RESULTS_ITSELF and not RESULTS_NAME.fullmatch(name):
             raise ArenaError(f"no results {name[:60]!r}", 404)
-        folder = self.results / name
+        folder = self.results if name == RESULTS_ITSELF else self.results / name
         if not (folder / "results.json").is_file():
             raise ArenaError(f"no results.json in {name!r}", 404)
         return folder
 
     def result_sets(self) -> list[str]:
-        """The folder itself and its subfolders that hold a tournament's results.json."""
+        """The folder itself (``RESULTS_ITSELF``) and its subfolders that hold a tournament's results.json (the
+        first ``MAX_RESULT_SETS`` by name)."""
         if self.results is None or not self.results.is_dir():
             return []
-        found = ["."] if (self.results / "results.json").is_file() else []
-        return found + sorted(p.name for p in self.results.iterdir()
-                              if RESULTS_NAME.fullmatch(p.name) and (p / "results.json").is_file())
+        found = [RESULTS_ITSELF] if (self.results / "results.json").is_file() else []
+        try:
+            with os.scandir(self.results) as entries:
+                names = sorted(entry.name for entry in entries if RESULTS_NAME.fullmatch(entry.name) and entry.is_dir())
+        except OSError:
+            names = []
+        return found + [name for name in names[:MAX_RESULT_SETS] if (self.results / name / "results.json").is_file()]
+
+
+def without_paths(message: str) -> str:
+    """A message with each absolute path cut to its last part: an answer names no folder of the server
+    (an agent file under site-packages is named by its file name)."""
+    return ABSOLUTE_PATH.sub(lambda match: match.group(1), message)
+
+
+def whole_number(text: str, name: str, limit: int) -> int:
+    """A request parameter that must be a whole number in [0, limit], written in ASCII digits (no sign, no '²')."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(limit)) or int(text) > limit:
+        raise ArenaError(f"{name} must be a whole number in [0, {limit}], got {text[:40]!r}")
+    return int(text)
 
 
 def check_secret(token: str, authorization: str | None) -> None:
@@ -261,18 +438,6 @@ def check_secret(token: str, authorization: str | None) -> None:
     scheme, _, given = authorization.partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
         raise ArenaError("wrong secret for this game", 403)
-
-
-async def read_body(request: Request) -> dict:
-    """The request's JSON object, read with the project's bounded JSON reader (depth, huge numbers: 400)."""
-    data = await request.body()
-    try:
-        body = parse_json(data, "the request body")
-    except ValueError as error:
-        raise ArenaError(str(error)) from None
-    if not isinstance(body, dict):
-        raise ArenaError(f"the request body must be a JSON object, got {type(body).__name__}")
-    return body
 
 
 def rules_catalogue() -> dict:
@@ -285,16 +450,57 @@ def rules_catalogue() -> dict:
 
 def create_app(records: str = "runs/arena", results: str | None = None, max_games: int = MAX_GAMES,
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
-               clock: Callable[[], float] = time.monotonic) -> FastAPI:
-    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock)
-    app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None)
+               clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = (),
+               prepare_search: bool = False, db: str | os.PathLike | None = None,
+               bot_move_seconds: float = MOVE_SECONDS) -> FastAPI:
+    """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
+    ``SameSite``); with ``prepare_search`` it compiles the search player in a thread when it starts (the page says
+    so while it does). With ``db`` (a SQLite file, made if missing) it is a ladder (module docstring): bots get
+    ``bot_move_seconds`` a move. ValueError (one line) when the records folder cannot be written;
+    ``store.StoreError`` when ``db`` is no database this arena can use."""
+    max_games, max_records = check_positive_int(max_games, "max_games"), check_positive_int(max_records, "max_records")
+    idle_seconds = check_finite(idle_seconds, "idle_seconds", low=0, low_open=True)  # NaN: games that never expire
+    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
+    if not prepare_search:
+        arena.search_ready.set()
+    store = None if db is None else Store(db)
+    if store is not None:
+        ladder = Ladder(store, shelf=arena.shelf)
+        arena.attach_ladder(ladder, Bots(store, ladder, move_seconds=bot_move_seconds, clock=clock))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if prepare_search:
+            threading.Thread(target=arena.prepare_search, name="prepare-search", daemon=True).start()
+        if store is not None:
+            arena.ladder.start()
+            arena.bots.start_clock()
+        try:
+            yield
+        finally:
+            if store is not None:
+                arena.bots.stop_clock()
+            app.state.saved_at_stop = await run_in_threadpool(arena.stop)  # Ctrl-C, SIGTERM: live games kept as records
+            if store is not None:
+                arena.ladder.stop()
+                store.close()
+
+    app = FastAPI(title="hpuno arena", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.state.saved_at_stop = []
     app.state.arena = arena
 
     @app.exception_handler(ArenaError)
     async def refused(request: Request, error: ArenaError):
-        return JSONResponse({"error": str(error)}, status_code=error.status)
+        return JSONResponse({"error": without_paths(str(error))}, status_code=error.status)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, error: Exception):  # a bug: the page shows what failed; the log has the traceback
+        message = without_paths(f"{type(error).__name__}: {error}")[:500]
+        return JSONResponse({"error": f"the arena failed on this request ({message})"}, status_code=500)
 
     add_game_routes(app, arena)
+    if store is not None:
+        app.include_router(ladder_routes(arena.ladder, arena.bots))
     add_replay_routes(app, arena)
     add_leaderboard_routes(app, arena)
 
@@ -304,27 +510,40 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimit, limit=max_body)
+    app.add_middleware(SameSite, hosts=hosts)
     return app
 
 
 def add_game_routes(app: FastAPI, arena: Arena) -> None:
     @app.get("/api/catalogue")
     async def catalogue():
-        return {"agents": available(), "rules": rules_catalogue(), "actions": list(ACTION_LABELS),
-                "cards": list(CARD_LABELS), "records": arena.record_files(), "results": arena.result_sets()}
+        return await run_in_threadpool(arena.catalogue)  # a folder listing (cached, but read now and then) off the loop
+
+    @app.get("/api/records")
+    async def records(start: str = "0", count: str = str(PAGE)):
+        return await run_in_threadpool(arena.record_page, start, count)
 
     @app.post("/api/games")
     async def new_game(request: Request):
         game = await run_in_threadpool(arena.add_game, await read_body(request), True)
         return {"game": game.game_id, "seat": game.person, "token": game.token}
 
+    async def bots_request(authorization: str | None) -> bool:
+        """Whether a game's request carries a bot's secret: then the bot acts or looks in its own seat."""
+        return arena.bots is not None and await run_in_threadpool(arena.bots.holds_bot_secret, authorization)
+
     @app.get("/api/games/{game_id}")
     async def game_view(game_id: str, request: Request):
-        return await run_in_threadpool(arena.view, game_id, request.headers.get("authorization"))
+        authorization = request.headers.get("authorization")
+        if await bots_request(authorization):
+            return await run_in_threadpool(arena.bots.view, game_id, authorization)
+        return await run_in_threadpool(arena.view, game_id, authorization)
 
     @app.post("/api/games/{game_id}/actions")
     async def act(game_id: str, request: Request):
         authorization = request.headers.get("authorization")
+        if await bots_request(authorization):
+            return await run_in_threadpool(arena.bots.act, game_id, authorization, await read_body(request))
         arena.game(game_id, authorization)  # an unknown game or a wrong secret is answered before the body is read
         return await run_in_threadpool(arena.act, game_id, authorization, await read_body(request))
 
@@ -344,15 +563,11 @@ def add_replay_routes(app: FastAPI, arena: Arena) -> None:
         return await run_in_threadpool(arena.open_replay, await read_body(request))
 
     @app.get("/api/replays/{replay_id}/frames/{index}")
-    async def frame(replay_id: str, index: int, request: Request, viewer: str = "spectator"):
+    async def frame(replay_id: str, index: str, request: Request, viewer: str = "spectator"):
         replay = arena.replay(replay_id, request.headers.get("authorization"))
-        if viewer == "spectator":
-            seat = None
-        elif viewer.isdigit():
-            seat = int(viewer)
-        else:
-            raise ArenaError(f"viewer must be a seat number or 'spectator', got {viewer[:40]!r}")
-        return await run_in_threadpool(replay.frame, index, seat)
+        number = whole_number(index, "frame", MAX_REPLAY_FRAMES)
+        seat = None if viewer == "spectator" else whole_number(viewer, "viewer (a seat number, or 'spectator')", MAX_PLAYERS)
+        return await run_in_threadpool(replay.frame, number, seat)
 
 
 def model_card(name: str) -> dict:

@@ -28,13 +28,14 @@ import numpy as np
 
 from hpuno_env._checks import check_positive_int, check_seed
 
-from .rounds import WILSON_Z_95, RoundResults, play_rounds, seat_summary
+from .rounds import WILSON_Z_95, RoundResults, check_seat_rounds, play_rounds, seat_summary
 
 
 def duplicate_lineups(deals: int, num_players: int) -> np.ndarray:
     """(2 * deals, num_players) lineups of policies 0 (A), 1 (B) and 2 (the opponent): rows 2d and 2d + 1 play
     deal d with A, then B, in seat ``d % num_players`` and the opponent everywhere else."""
     deals = check_positive_int(deals, "rounds")
+    check_seat_rounds(deals, 2 * num_players, unit="deal, played twice")
     lineups = np.full((2 * deals, num_players), 2, np.int64)
     seats = np.repeat(np.arange(deals) % num_players, 2)
     lineups[np.arange(2 * deals), seats] = np.tile([0, 1], deals)

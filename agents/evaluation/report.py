@@ -11,12 +11,13 @@ import csv
 import json
 import math
 import os
+import re
 
 import numpy as np
 
+import hpuno_env
 from hpuno_env import RulesOptions
-from hpuno_env._output import file_problem, folder_problem
-from hpuno_env.records import save_record
+from hpuno_env._output import FolderLock, file_problem, folder_problem
 
 
 def _format_grid(header: list[str], lines: list[list[str]], right: set[int]) -> str:
@@ -54,10 +55,20 @@ def format_report(result: dict) -> str:
         f"({timing['rounds_per_second']:,.0f} {_plural(unit)}/s); rating {timing['rating_seconds']:.1f} s"
     )
     if "partial" in result:
-        done = result["partial"]
-        heading = (f"PARTIAL: interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables "
-                   f"(the ranking is of those tables only)\n{heading}")
+        heading = f"PARTIAL: {partial_summary(result['partial'], unit)} (the ranking is of those {_plural(unit)} only)\n{heading}"
     return f"{heading}\n\n{ranked}\n\n{per_table}\n\n{footer}"
+
+
+def partial_summary(done: dict, unit: str = "round") -> str:
+    """What an interrupted tournament played, in words, from its result's ``partial``: the tables finished, the
+    rounds played of the table cut short, and how many rounds were rated when the rating stopped early."""
+    text = f"interrupted after {done['tables_finished']} of {done['tables_scheduled']} tables"
+    if "cut_table" in done:
+        cut = done["cut_table"]
+        text += f" and {cut['rounds_played']:,} of {_count(cut['rounds_scheduled'], unit)} of {cut['table']}"
+    if "rated_rounds" in done:
+        text += f"; ratings from the first {_count(done['rated_rounds'], unit)} in the rating order"
+    return text
 
 
 def format_duplicate_report(result: dict) -> str:
@@ -174,6 +185,40 @@ def _count(number: int, noun: str) -> str:
 
 OUTPUT_FILES = ("results.csv", "results.json")
 PICTURE_FILES = ("tournament_pairwise.png", "tournament_ratings.png")
+RECORD_FILE = re.compile(r"\d+-.+-(round|match)\d+\.json")  # records/<table number>-<table name>-<unit><r>.json
+LOCK_FILE = "tournament.lock"  # held (flock) by the tournament writing into the folder; the OS lets go of it when that process ends
+
+
+def earlier_outputs(out_dir: str) -> list[str]:
+    """The files a tournament wrote into ``out_dir``: its results, pictures and game records (a user's own files
+    there are not among them)."""
+    found = [os.path.join(out_dir, name) for name in (*OUTPUT_FILES, *PICTURE_FILES) if os.path.isfile(os.path.join(out_dir, name))]
+    records = os.path.join(out_dir, "records")
+    try:
+        names = sorted(os.listdir(records))
+    except OSError:
+        return found
+    return found + [os.path.join(records, name) for name in names
+                    if RECORD_FILE.fullmatch(name) and os.path.isfile(os.path.join(records, name))]
+
+
+def claim_outputs(out_dir: str, overwrite: bool) -> tuple[FolderLock | None, str | None]:
+    """Hold ``out_dir`` (which ``outputs_problem`` found writable) for one tournament: its lock taken, so that no
+    other tournament writes there meanwhile, then an earlier tournament's outputs refused or, with ``overwrite``,
+    removed. Returns (the lock, held until its ``release``; None) or (None, why the folder cannot be used)."""
+    lock = FolderLock(out_dir, LOCK_FILE)
+    problem = lock.acquire()
+    if problem:
+        return None, problem
+    earlier = earlier_outputs(out_dir)
+    if earlier and not overwrite:
+        lock.release()
+        names = ", ".join(os.path.relpath(path, out_dir) for path in earlier[:3]) + (", ..." if len(earlier) > 3 else "")
+        return None, (f"--out {out_dir} holds an earlier tournament's results ({names})\n"
+                      "pass --overwrite to replace them, or choose another --out")
+    for path in earlier:
+        os.remove(path)
+    return lock, None
 
 
 def outputs_problem(out_dir: str, plot: bool, record: bool) -> str | None:
@@ -207,7 +252,7 @@ def write_outputs(result: dict, out_dir: str, plot: bool = False, command: str |
     for entry in records:
         if "record" in entry:  # not one ``run`` already wrote (its ``records_dir``)
             path = os.path.join(out_dir, "records", entry["file"])
-            save_record(entry["record"], path)
+            hpuno_env.records.save_record(entry["record"], path)
             paths.append(path)
     if plot:
         for name, draw in zip(PICTURE_FILES, (plot_pairwise, plot_ratings)):

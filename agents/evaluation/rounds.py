@@ -38,14 +38,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hpuno_env import VectorEngine
+import hpuno_env  # the engine through the package, loaded by the first game: importing this module loads no numba
 from hpuno_env._checks import check_int_array, check_positive_int, check_seed
 from hpuno_env.cards import ACTION_LABELS, CARD_POINTS
-from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
 from hpuno_env.actions import illegal_actions
+
+if TYPE_CHECKING:
+    from hpuno_env import VectorEngine
 
 WILSON_Z_95 = 1.959963984540054  # the normal quantile for a two-sided 95% interval
 
@@ -187,7 +190,7 @@ def play_rounds(
         policies, lineups, num_players, num_envs, seed, observers, deal_seeds)
     rounds = len(lineups)
     slots = min(num_envs, rounds)
-    engine = VectorEngine(num_games=slots, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
+    engine = hpuno_env.VectorEngine(num_games=slots, num_players=num_players, seed=seed, auto_reset=False, **rule_options)
     watching = [] if observers is None else _check_observers(observers(engine))
     match_episodes = engine.options.episode == "match"
     _seed_policies(policies, seed)
@@ -426,10 +429,10 @@ class _Tally:
         ended = finished[terminated[finished]]
         ended_rounds = playing[ended]
         if match_episodes:
-            self.won[ended_rounds] = winning_seats(engine, ended, EV_MATCH_END)
+            self.won[ended_rounds] = winning_seats(engine, ended, hpuno_env.kernel.EV_MATCH_END)
             self.points[done_rounds] = engine.state.scores[finished]
         else:
-            winners = winning_seats(engine, ended, EV_ROUND_END)
+            winners = winning_seats(engine, ended, hpuno_env.kernel.EV_ROUND_END)
             self.won[ended_rounds] = winners
             hand_points = engine.state.hands[ended].astype(np.int64) @ CARD_POINTS.astype(np.int64)  # (k, P)
             self.points[ended_rounds] = np.where(winners, hand_points.sum(axis=1, keepdims=True), -hand_points)
@@ -458,20 +461,33 @@ def wilson_interval(successes: int, trials: int, z: float = WILSON_Z_95) -> tupl
     return low, high
 
 
+MAX_SEAT_ROUNDS = 20_000_000  # seat-rounds (rounds x seats) one evaluation keeps in memory: about 40 bytes each
+
+
+def check_seat_rounds(rounds: int, seats: int, what: str = "rounds", unit: str = "round") -> None:
+    """ValueError, before anything is allocated, if ``rounds`` of ``seats`` seat-rounds each would be more than an
+    evaluation keeps in memory (``MAX_SEAT_ROUNDS``: their lineups and results)."""
+    if rounds * seats > MAX_SEAT_ROUNDS:
+        raise ValueError(f"{what}={rounds:,} is {rounds * seats:,} seat-rounds ({seats} a {unit}), more than the "
+                         f"{MAX_SEAT_ROUNDS:,} an evaluation keeps in memory: at most {MAX_SEAT_ROUNDS // seats:,}")
+
+
 def rotating_lineups(rounds: int, num_players: int) -> np.ndarray:
     """Lineups for policy 0 against policy 1: policy 0 sits in seat ``r % num_players``
     in round r (so every seat equally often when num_players divides rounds), policy 1 elsewhere."""
     rounds = check_positive_int(rounds, "rounds")
+    check_seat_rounds(rounds, num_players)
     lineups = np.ones((rounds, num_players), np.int64)
     lineups[np.arange(rounds), np.arange(rounds) % num_players] = 0
     return lineups
 
 
-def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: int | None = 0, num_envs: int = 256, **rule_options) -> dict:
+def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: int | None = 0, num_envs: int = 256, observers=None,
+             **rule_options) -> dict:
     """Play ``rounds`` rounds with ``policy`` in a rotating seat and ``opponent`` in all the others.
 
     A fair policy wins 1 / num_players of the rounds. With ``episode="match"``
-    in ``rule_options`` every "round" is a whole match. Returns a dict:
+    in ``rule_options`` every "round" is a whole match; ``observers`` as ``play_rounds``'. Returns a dict:
 
     - ``win_rate``, ``low``, ``high``: wins / rounds and its 95% Wilson interval;
     - ``rounds``, ``wins``, ``truncated``: a truncated round counts as played and not won;
@@ -484,7 +500,8 @@ def win_rate(policy, opponent, num_players: int = 2, rounds: int = 1000, seed: i
       ``seat_share``: the fraction of its wins taken in each seat.
     """
     num_players = check_positive_int(num_players, "num_players")
-    results = play_rounds([policy, opponent], rotating_lineups(rounds, num_players), num_players, seed, num_envs, **rule_options)
+    results = play_rounds([policy, opponent], rotating_lineups(rounds, num_players), num_players, seed, num_envs, observers,
+                          **rule_options)
     return seat_summary(results, np.argmin(results.lineups, axis=1), num_players)
 
 

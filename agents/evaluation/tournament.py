@@ -77,36 +77,37 @@ counts. The result depends on ``seed``, ``num_envs`` and the agents, nothing els
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import math
 import os
 import re
 import shlex
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import torch
 from openskill.models import PlackettLuce
 from tqdm import tqdm
 
+# The engine (hpuno_env.kernel, .records) loads on first use, through the package: a refused command line is
+# answered before numba and torch load.
 import hpuno_env
-from agents._cli import parse_rule, parse_rules  # noqa: F401  (parse_rule: part of this module's interface)
+from agents._cli import exit_with_error, one_torch_thread, parse_agent_options, parse_rule, parse_rules, warnings_as_lines  # noqa: F401  (parse_rule: part of this module's interface)
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.report import (  # noqa: F401  (the reports: part of this module's interface)
-    OUTPUT_FILES, PICTURE_FILES, format_duplicate_report, format_report, outputs_problem, plot_pairwise, plot_ratings,
-    write_duplicate_outputs, write_outputs,
+    OUTPUT_FILES, PICTURE_FILES, claim_outputs, format_duplicate_report, format_report, outputs_problem, partial_summary,
+    plot_pairwise, plot_ratings, write_duplicate_outputs, write_outputs,
 )
-from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, winning_seats
-from agents.players import available, load
+from agents.evaluation.rounds import MAX_SEAT_ROUNDS, check_seat_rounds, play_rounds, rotating_lineups, wilson_interval, winning_seats
+from agents.players import available, check_name, load
 from hpuno_env import RulesOptions
 from hpuno_env._checks import check_int, check_positive_int, check_seed
 from hpuno_env._output import program_name
 from hpuno_env.options import check_num_players
-from hpuno_env.kernel import EV_MATCH_END, EV_ROUND_END
-from hpuno_env.records import Recorder, save_record
 
 ROUNDS_PER_SLOT_PER_CHUNK = 8  # a chunk gives each game slot this many rounds, then the progress bar moves
 DEFAULT_ENVS = 1024  # game slots stepped together; batches this size keep the per-step Python cost small
@@ -149,13 +150,16 @@ def schedule(labels: Sequence[str], num_players: int, rounds: int, mixed: bool =
 # ------------------------------------------------------------ input: agents and rules options (parse_rules: agents._cli)
 
 
-def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_options: dict | None = None) -> tuple[list[str], list]:
+def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_options: dict | None = None,
+                agent_options: Mapping[str, dict] | None = None) -> tuple[list[str], list]:
     """(labels, policies) for ``run``'s ``agents`` argument.
 
     ``agents_given`` is a sequence of names/paths (each loaded with
     ``agents.load``), or a mapping label -> name, path or policy object (with
     ``act``). A name given twice gets a second label (``heuristic#2``), which
-    is how an agent is compared with itself."""
+    is how an agent is compared with itself. ``agent_options``: label -> the
+    options ``agents.load`` gives that agent (``--option llm:model=NAME``)."""
+    agent_options = dict(agent_options or {})
     if isinstance(agents_given, Mapping):
         entries = list(agents_given.items())
     elif isinstance(agents_given, (str, bytes)) or not isinstance(agents_given, Sequence):
@@ -169,17 +173,19 @@ def load_agents(agents_given, num_players: int, seed: int | None = 0, rules_opti
     for label, agent in entries:
         if not isinstance(label, str):
             raise TypeError(f"agent labels must be strings, got {label!r}")
+        unique, copy = label, 2
+        while unique in labels:
+            unique, copy = f"{label}#{copy}", copy + 1
         if isinstance(agent, str):
-            policy = load(agent, num_players=num_players, seed=seed, rules_options=rules_options)
+            policy = load(agent, num_players=num_players, seed=seed, rules_options=rules_options, **agent_options.pop(unique, {}))
         elif callable(getattr(agent, "act", None)):
             policy = agent
         else:
             raise TypeError(f"agent {label!r} must be a name, a path or an object with act(observations, masks), got {agent!r}")
-        unique, copy = label, 2
-        while unique in labels:
-            unique, copy = f"{label}#{copy}", copy + 1
         labels.append(unique)
         policies.append(policy)
+    if agent_options:
+        raise ValueError(f"options given for {sorted(agent_options)}, which name no agent loaded here (agents: {labels})")
     return labels, policies
 
 
@@ -193,9 +199,10 @@ class _RecordStream:
     seats). It keeps none itself, so however many rounds are recorded, a slot holds one record at a time."""
 
     def __init__(self, engine, slot: int, seed: int | None, share: int, keep):
-        self.recorder = Recorder(engine, game=slot, seed=seed)  # no max_records: the share is counted here
+        self.recorder = hpuno_env.records.Recorder(engine, game=slot, seed=seed)  # no max_records: the share is counted here
         self.slot, self.share, self.keep, self.kept = slot, share, keep, 0
-        self.win_event = EV_MATCH_END if engine.options.episode == "match" else EV_ROUND_END
+        kernel = hpuno_env.kernel
+        self.win_event = kernel.EV_MATCH_END if engine.options.episode == "match" else kernel.EV_ROUND_END
 
     def after_reset(self, games) -> None:
         if self.kept < self.share:
@@ -228,14 +235,16 @@ def _record_streams(wanted: int, seed: int | None, keep, made: list):
 
 
 def _play_table(table: Seating, policies: list, num_players: int, seed: int | None, num_envs: int, rule_options: dict, advance,
-                record: int = 0, keep=None) -> dict:
+                record: int = 0, keep=None, parts: list | None = None) -> dict:
     """Play one table in chunks (module docstring, "Seeds"); its per-round results as arrays. The records of
-    its first ``record`` rounds go to ``keep(round, record, won)`` as each finishes (``won``: the winning seats)."""
+    its first ``record`` rounds go to ``keep(round, record, won)`` as each finishes (``won``: the winning seats).
+    Each chunk's ``RoundResults`` is appended to ``parts`` (a new list if None) as it finishes, so that after a
+    Ctrl-C the caller still has the chunks played (``_played``)."""
     rounds = len(table.lineups)
     chunk = num_envs * ROUNDS_PER_SLOT_PER_CHUNK
     starts = range(0, rounds, chunk)
     chunk_seeds = np.random.SeedSequence(seed).generate_state(len(starts)) if seed is not None else [None] * len(starts)
-    parts = []
+    parts = [] if parts is None else parts
     for start, chunk_seed in zip(starts, chunk_seeds):
         lineups = table.lineups[start:start + chunk]
         chunk_seed = None if chunk_seed is None else int(chunk_seed)
@@ -251,8 +260,13 @@ def _play_table(table: Seating, policies: list, num_players: int, seed: int | No
                 raise RuntimeError(f"table {table.name!r}: slot {stream.slot} recorded {stream.kept} games, expected {stream.share}")
         parts.append(part)
         advance(len(lineups))
+    return _played(table, parts)
+
+
+def _played(table: Seating, parts: list) -> dict:
+    """A table's per-round results from its chunks played (all of them, or the first ones before a Ctrl-C)."""
     return {
-        "lineups": table.lineups,
+        "lineups": table.lineups[:sum(len(part.won) for part in parts)],
         "won": np.concatenate([part.won for part in parts]),
         "points": np.concatenate([part.points for part in parts]),
         "decisions": np.concatenate([part.decisions for part in parts]),
@@ -266,6 +280,14 @@ def rate(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None
     Args:
         lineups: (R, N) agent index per seat; won: (R, N) bool, the winning seat(s).
     Rounds without a winner (truncated) are left out."""
+    mu, sigma, _ = _rate_until(lineups, won, num_agents, seed, deadline=None)
+    return mu, sigma
+
+
+def _rate_until(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None, deadline: float | None
+                ) -> tuple[np.ndarray, np.ndarray, int]:
+    """``rate``, stopping at ``time.perf_counter()`` ``deadline`` (None: never) with the rounds rated so far in its
+    shuffled order; (mu, sigma, rounds rated)."""
     model = PlackettLuce(tau=0.0)
     # Plain Python floats and one reused rating object per seat: openskill's rate() costs ~30 us,
     # and building fresh rating objects (each with a uuid) or numpy scalars per round would double it.
@@ -273,21 +295,29 @@ def rate(lineups: np.ndarray, won: np.ndarray, num_agents: int, seed: int | None
     sigma = [float(model.sigma)] * num_agents
     seat_ratings = [model.rating() for _ in range(lineups.shape[1])]
     teams = [[rating] for rating in seat_ratings]
-    rated = np.flatnonzero(won.any(axis=1))
-    order = np.random.default_rng(seed).permutation(rated)
-    for lineup, seats_won in zip(lineups[order].tolist(), won[order].tolist()):
-        for rating, agent in zip(seat_ratings, lineup):
-            rating.mu, rating.sigma = mu[agent], sigma[agent]
-        updated = model.rate(teams, ranks=[1 if seat_won else 2 for seat_won in seats_won])
-        mu_change = dict.fromkeys(lineup, 0.0)
-        variance_factor = dict.fromkeys(lineup, 1.0)
-        for agent, [rating] in zip(lineup, updated):
-            mu_change[agent] += rating.mu - mu[agent]
-            variance_factor[agent] *= (rating.sigma / sigma[agent]) ** 2
-        for agent in mu_change:
-            mu[agent] += mu_change[agent]
-            sigma[agent] *= math.sqrt(variance_factor[agent])
-    return np.array(mu), np.array(sigma)
+    order = np.random.default_rng(seed).permutation(np.flatnonzero(won.any(axis=1)))
+    count = 0
+    for block in range(0, len(order), RATING_BLOCK):
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        rounds = order[block:block + RATING_BLOCK]
+        for lineup, seats_won in zip(lineups[rounds].tolist(), won[rounds].tolist()):
+            for rating, agent in zip(seat_ratings, lineup):
+                rating.mu, rating.sigma = mu[agent], sigma[agent]
+            updated = model.rate(teams, ranks=[1 if seat_won else 2 for seat_won in seats_won])
+            mu_change = dict.fromkeys(lineup, 0.0)
+            variance_factor = dict.fromkeys(lineup, 1.0)
+            for agent, [rating] in zip(lineup, updated):
+                mu_change[agent] += rating.mu - mu[agent]
+                variance_factor[agent] *= (rating.sigma / sigma[agent]) ** 2
+            for agent in mu_change:
+                mu[agent] += mu_change[agent]
+                sigma[agent] *= math.sqrt(variance_factor[agent])
+        count += len(rounds)
+    return np.array(mu), np.array(sigma), count
+
+
+RATING_BLOCK = 256  # rounds rated between two looks at the deadline (and turned into Python lists at once)
 
 
 def _seat_counts(lineups: np.ndarray, num_agents: int) -> np.ndarray:
@@ -387,7 +417,7 @@ def run(
       against copies of the column agent; None on the diagonal);
     - ``config``: agents, players, rounds, seed, envs, episode unit
       (``"round"`` or ``"match"``), the full rules options and the package version;
-    - ``timing``: seconds playing and rating, rounds played, rounds per second;
+    - ``timing``: seconds playing and rating, rounds played and rated (those with a winner), rounds per second;
     - ``records`` (with ``record``): per recorded round, in table order: ``table``,
       ``round`` (its index in the table), ``file`` (the name ``write_outputs``
       gives it), ``players`` (agent per seat), ``winner`` (the winning seat, None
@@ -398,27 +428,49 @@ def run(
     plan = _plan(agents, num_players, rounds, seed, num_envs, mixed, record, rule_options)
     results = _Results(records_dir=None if records_dir is None else os.fspath(records_dir))
     started = time.perf_counter()
+    playing = None  # (number, table, its chunks played so far) of the table in play
     try:
         with tqdm(total=rounds * len(plan.tables), unit="round", disable=not progress, desc="tournament", dynamic_ncols=True) as bar:
             for number, (table, table_seed, table_records) in enumerate(zip(plan.tables, plan.table_seeds, plan.record_counts), 1):
                 bar.set_postfix_str(table.name, refresh=False)
                 keep = functools.partial(results.keep_record, number, table, plan)
+                playing = (number, table, [])
                 played = _play_table(table, plan.policies, plan.num_players, None if table_seed is None else int(table_seed),
-                                     plan.num_envs, plan.rule_options, bar.update, table_records, keep)
+                                     plan.num_envs, plan.rule_options, bar.update, table_records, keep, playing[2])
                 results.add(number, table, played, plan)
-    except KeyboardInterrupt:  # Ctrl-C: the finished tables are results too
-        finished = len(results.tables)
-        partial = None
-        if finished:
-            partial = _summary(plan, results, time.perf_counter() - started)
-            partial["partial"] = {"tables_finished": finished, "tables_scheduled": len(plan.tables)}
-        raise TournamentInterrupted(partial, finished, len(plan.tables)) from None
+    except KeyboardInterrupt:  # Ctrl-C: the finished tables, and the chunks played of the one cut short, are results too
+        raise _interrupted(plan, results, playing, time.perf_counter() - started) from None
     return _summary(plan, results, time.perf_counter() - started)
 
 
+RATING_SECONDS_AFTER_CTRL_C = 0.5  # a partial result's rating stops here: the exit must not wait on ~30 us a round
+
+
+def _interrupted(plan: _Plan, results: _Results, playing: tuple | None, playing_seconds: float) -> TournamentInterrupted:
+    """Ctrl-C's ``TournamentInterrupted``: the result of the tables finished and of the chunks played of the table
+    cut short, rated for at most ``RATING_SECONDS_AFTER_CTRL_C``."""
+    finished, scheduled = len(results.tables), len(plan.tables)
+    partial = {"tables_finished": finished, "tables_scheduled": scheduled}
+    if playing is not None and playing[0] > finished and playing[2]:
+        number, table, parts = playing
+        played = _played(table, parts)
+        partial["cut_table"] = {"table": table.name, "rounds_played": len(played["lineups"]), "rounds_scheduled": len(table.lineups)}
+        results.add(number, dataclasses.replace(table, lineups=played["lineups"]), played, plan)
+    if not results.tables:
+        return TournamentInterrupted(None, finished, scheduled)
+    result = _summary(plan, results, playing_seconds, time.perf_counter() + RATING_SECONDS_AFTER_CTRL_C)
+    timing = result["timing"]
+    if timing["rated_rounds"] < timing["rounds"] - timing["truncated"]:
+        partial["rated_rounds"] = timing["rated_rounds"]
+    result["partial"] = partial
+    return TournamentInterrupted(result, finished, scheduled)
+
+
 class TournamentInterrupted(KeyboardInterrupt):
-    """Ctrl-C during ``run``: ``result`` is what the finished tables give (a result as ``run`` returns, with
-    ``result["partial"]`` = {"tables_finished", "tables_scheduled"}), or None if no table had finished."""
+    """Ctrl-C during ``run``: ``result`` is what was played (a result as ``run`` returns, with ``result["partial"]``
+    = {"tables_finished", "tables_scheduled"}, plus ``"cut_table"`` = {"table", "rounds_played",
+    "rounds_scheduled"} when the chunks played of the table cut short are in it, and ``"rated_rounds"`` when the
+    rating stopped before the last round), or None if not one chunk of rounds had finished."""
 
     def __init__(self, result: dict | None, finished: int, scheduled: int):
         super().__init__(f"interrupted after {finished} of {scheduled} tables")
@@ -479,7 +531,8 @@ class _Results:
 
     def add(self, number: int, table: Seating, played: dict, plan: _Plan) -> None:
         """Seating ``number`` (from 1), as ``_play_table`` played it."""
-        self.rows.extend(_table_rows(table, played, plan.labels, plan.num_players))
+        rows = _table_rows(table, played, plan.labels, plan.num_players)  # the slow part, before anything is kept
+        self.rows.extend(rows)
         self.lineups.append(played["lineups"])
         self.won.append(played["won"])
         self.points.append(played["points"])
@@ -491,16 +544,17 @@ class _Results:
         and written to ``records_dir`` (then not kept) when there is one."""
         entry = _record_entry(number, table, round_index, record, won, plan.labels, plan.unit)
         if self.records_dir is not None:
-            save_record(entry.pop("record"), os.path.join(self.records_dir, entry["file"]))
+            hpuno_env.records.save_record(entry.pop("record"), os.path.join(self.records_dir, entry["file"]))
         self.records.append(entry)
 
 
-def _summary(plan: _Plan, results: _Results, playing_seconds: float) -> dict:
-    """``run``'s result from the tables played (all of them, or those finished before a Ctrl-C)."""
+def _summary(plan: _Plan, results: _Results, playing_seconds: float, rating_deadline: float | None = None) -> dict:
+    """``run``'s result from the tables played (all of them, or what was played before a Ctrl-C), rated until
+    ``rating_deadline`` (``time.perf_counter()``; None: every round)."""
     lineups, won = np.concatenate(results.lineups), np.concatenate(results.won)
     started = time.perf_counter()
     rating_seed = None if plan.table_seeds[-1] is None else int(plan.table_seeds[-1])
-    mu, sigma = rate(lineups, won, len(plan.labels), rating_seed)
+    mu, sigma, rated = _rate_until(lineups, won, len(plan.labels), rating_seed, rating_deadline)
     rating_seconds = time.perf_counter() - started
     played_rounds = len(lineups)
     return {
@@ -522,6 +576,7 @@ def _summary(plan: _Plan, results: _Results, playing_seconds: float) -> dict:
             "playing_seconds": playing_seconds,
             "rating_seconds": rating_seconds,
             "rounds": played_rounds,
+            "rated_rounds": rated,
             "truncated": int(np.concatenate(results.truncated).sum()),
             "rounds_per_second": played_rounds / playing_seconds if playing_seconds > 0 else math.inf,
         },
@@ -597,9 +652,6 @@ def run_duplicate(agents, opponent, num_players: int = 2, rounds: int = 1000, se
     }
 
 
-MAX_SEAT_ROUNDS = 20_000_000  # rounds x tables x seats a tournament keeps in memory (about 40 bytes each)
-
-
 def check_size(num_agents: int, num_players: int, rounds: int, mixed: bool = True) -> None:
     """ValueError if the tournament's seatings and results would not fit in memory (checked before any is made)."""
     tables = len(schedule([str(agent) for agent in range(num_agents)], num_players, 1, mixed))
@@ -644,16 +696,25 @@ def _in_table_order(entries: list[dict], tables: list[Seating]) -> list[dict]:
 # ------------------------------------------------------------ command line
 
 
+EXAMPLES = """examples:
+  hpuno-tournament heuristic random-play ppo_2p --players 2 --rounds 20000 --seed 0 --out runs/t --plot
+  hpuno-tournament heuristic ppo_universal random-play --players 4 --rounds 2000 --record 6 --out runs/t4
+  hpuno-tournament heuristic random --episode match --rule target_score=200 --rounds 500
+  hpuno-tournament heuristic heuristic-v0 --duplicate --opponent heuristic --rounds 4000 --out runs/dup
+  hpuno-tournament heuristic random-play --out runs/t --overwrite   # replace an earlier result there"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name("agents.evaluation.tournament", "hpuno-tournament"),
         description=(
-            "Play every pairing of the given agents on the batched engine (each agent alone against "
-            "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players; "
-            "seats rotated, every round played to its end), then print a ranked table with 95% intervals "
+            "Play every pairing of the given agents on the batched engine (each agent alone against\n"
+            "N-1 copies of each other one, plus a mixed table of all of them for 3+ agents and 3+ players;\n"
+            "seats rotated, every round played to its end), then print a ranked table with 95% intervals\n"
             "and openskill ratings."
         ),
-        epilog=f"Agent names: {', '.join(available())}, or the path of a saved agent file.",
+        epilog=f"{EXAMPLES}\n\n" + textwrap.fill(f"Agent names: {', '.join(available())}, or the path of a saved agent file.", 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("agents", nargs="+", metavar="AGENT", help="two or more agent names or paths (a name given twice is compared with itself)")
     parser.add_argument("--players", type=int, default=2, help="seats per game, 2..10 (default: 2)")
@@ -666,7 +727,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a rules option, repeatable: e.g. --rule uno_penalty=4 --rule wd4_bluffing=false (values: ints, true/false, strings)")
     parser.add_argument("--rules", metavar="JSON", help='the same options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
     parser.add_argument("--no-mixed", action="store_true", help="skip the mixed table")
-    parser.add_argument("--out", metavar="DIR", help="write results.csv and results.json (and, with --plot, PNG pictures) here")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write results.csv and results.json (and, with --plot, PNG pictures) here; the folder is held "
+                             "while the tournament runs, and one holding an earlier tournament's results is refused")
+    parser.add_argument("--overwrite", action="store_true", help="with --out: replace an earlier tournament's results there")
     parser.add_argument("--plot", action="store_true", help="with --out: draw the pairwise win-rate matrix and the ratings")
     parser.add_argument("--record", type=int, default=0, metavar="N",
                         help="with --out: save the game records of N rounds (spread evenly over the tables, each table's first "
@@ -676,39 +740,77 @@ def build_parser() -> argparse.ArgumentParser:
                         help="compare exactly two agents on duplicate deals: each deal played twice, once with each agent alone "
                              "against N-1 copies of --opponent, on the same cards and random streams; prints their paired difference")
     parser.add_argument("--opponent", default="heuristic", metavar="AGENT", help="with --duplicate: the agent in the other seats (default: heuristic)")
+    parser.add_argument("--option", action="append", default=[], metavar="AGENT:NAME=VALUE",
+                        help="an option for one agent, repeatable: e.g. --option llm:model=qwen3 --option llm:timeout=30 "
+                             "(AGENT as listed: llm#2 is the second llm; --opponent's options under its name)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
     return parser
 
 
+@warnings_as_lines()  # e.g. an agent trained under other rules: one line, not Python's source line
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)  # small batched networks: a second thread only contends on a 2-core machine (10x slower seen)
     if args.plot and not args.out:
-        parser.error("--plot needs --out DIR (where the pictures go)")
+        exit_with_error(parser, "--plot needs --out DIR (where the pictures go)")
     if args.record and not args.out:
-        parser.error("--record needs --out DIR (the records go in DIR/records/)")
+        exit_with_error(parser, "--record needs --out DIR (the records go in DIR/records/)")
+    if args.overwrite and not args.out:
+        exit_with_error(parser, "--overwrite needs --out DIR (the folder whose results it replaces)")
     if args.duplicate:
         return _main_duplicate(parser, args, argv)
+    rules = _checked_arguments(parser, args, args.agents)
+    try:
+        check_size(len(args.agents), args.players, args.rounds, not args.no_mixed)
+    except ValueError as error:
+        exit_with_error(parser, str(error))
+    problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
+    if problem:  # found now, not after the games
+        exit_with_error(parser, f"--out: {problem}")
+    try:
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules, parse_agent_options(args.option))
+    except (ValueError, TypeError) as error:
+        exit_with_error(parser, str(error))
+    one_torch_thread()
+    lock = _claim_out(parser, args)
+    try:
+        return _play_and_report(args, argv, labels, policies, rules)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _checked_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace, agent_names: list[str]) -> dict:
+    """The rules options given; every number and agent name checked first, before any agent loads (and with it the
+    engine, and torch for a trained agent), so that a refusal comes at once. A problem ends the command (status 2)."""
     try:
         rules = _rules_given(args)
-        # Check everything (players, counts, agents) before any game is played.
         check_num_players(args.players)
         check_positive_int(args.rounds, "--rounds")
         check_positive_int(args.envs, "--envs")
         check_int(args.record, "--record", low=0)
         check_seed(args.seed, "--seed")
-        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
+        for name in agent_names:
+            check_name(name)
     except (ValueError, TypeError) as error:
-        parser.error(str(error))
-    problem = args.out and outputs_problem(args.out, args.plot, args.record > 0)
-    if problem:  # found now, not after the games
-        parser.error(f"--out: {problem}")
-    try:
-        check_size(len(labels), args.players, args.rounds, not args.no_mixed)
-    except ValueError as error:
-        parser.error(str(error))
+        exit_with_error(parser, str(error))
+    return rules
+
+
+def _claim_out(parser: argparse.ArgumentParser, args: argparse.Namespace):
+    """The lock of --out (``report.claim_outputs``), held until the results are written; None without --out.
+    A folder in use or holding an earlier result (without --overwrite) ends the command with status 2."""
+    if not args.out:
+        return None
+    lock, problem = claim_outputs(args.out, args.overwrite)
+    if problem:
+        exit_with_error(parser, problem)
+    return lock
+
+
+def _play_and_report(args: argparse.Namespace, argv: list[str], labels: list[str], policies: list, rules: dict) -> int:
+    """Play the checked tournament, print its report and write it to --out; the exit status (130 after Ctrl-C)."""
     progress = not args.quiet and sys.stderr.isatty()
     status = 0
     # The records are written as they finish: memory does not grow with --record, and Ctrl-C keeps them.
@@ -716,14 +818,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = run(dict(zip(labels, policies)), args.players, args.rounds, args.seed, args.envs, not args.no_mixed, progress,
                      args.record, records_dir, **rules)
-    except TournamentInterrupted as interrupted:  # Ctrl-C: report and save the tables that finished
+    except TournamentInterrupted as interrupted:  # Ctrl-C: report and save what was played
         result, status = interrupted.result, 130
         if result is None:
-            print("interrupted before the first table finished: nothing to report", file=sys.stderr)
+            print("interrupted before the first rounds finished: nothing to report", file=sys.stderr)
             return status
-        done = result["partial"]
-        print(f"interrupted: {done['tables_finished']} of {done['tables_scheduled']} tables finished; "
-              "their results follow (marked partial)", file=sys.stderr)
+        print(f"{partial_summary(result['partial'], result['config']['unit'])}; what was played follows (marked partial)",
+              file=sys.stderr)
     print(format_report(result))
     if args.out:
         command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
@@ -747,28 +848,38 @@ def _rules_given(args: argparse.Namespace) -> dict:
 def _main_duplicate(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> int:
     """``main`` with --duplicate: two agents on duplicate deals against --opponent, the paired table printed."""
     if len(args.agents) != 2:
-        parser.error(f"--duplicate compares exactly two agents, got {len(args.agents)}")
+        exit_with_error(parser, f"--duplicate compares exactly two agents, got {len(args.agents)}")
     if args.plot or args.record:
-        parser.error("--duplicate draws no pictures and keeps no records (--plot, --record)")
+        exit_with_error(parser, "--duplicate draws no pictures and keeps no records (--plot, --record)")
+    rules = _checked_arguments(parser, args, [*args.agents, args.opponent])
     try:
-        rules = _rules_given(args)
-        check_num_players(args.players)
-        check_positive_int(args.rounds, "--rounds")
-        check_positive_int(args.envs, "--envs")
-        check_seed(args.seed, "--seed")
-        labels, policies = load_agents(args.agents, args.players, args.seed, rules)
-        opponent = load(args.opponent, num_players=args.players, seed=args.seed, rules_options=rules)
-    except (ValueError, TypeError) as error:
-        parser.error(str(error))
+        check_seat_rounds(args.rounds, 2 * args.players, "--rounds", "deal, played twice")
+    except ValueError as error:
+        exit_with_error(parser, str(error))
     problem = args.out and outputs_problem(args.out, False, False)
     if problem:
-        parser.error(f"--out: {problem}")
-    result = run_duplicate(dict(zip(labels, policies)), opponent, args.players, args.rounds, args.seed, args.envs, args.opponent, **rules)
-    print(format_duplicate_report(result))
-    if args.out:
-        command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
-        for path in write_duplicate_outputs(result, args.out, command):
-            print(f"wrote {path}")
+        exit_with_error(parser, f"--out: {problem}")
+    try:
+        options = parse_agent_options(args.option)
+        # --opponent's options under its name, unless that name is one of the two agents' (theirs then)
+        opponent_options = options.pop(args.opponent, {}) if args.opponent not in args.agents else {}
+        opponent = load(args.opponent, num_players=args.players, seed=args.seed, rules_options=rules, **opponent_options)
+        labels, policies = load_agents(args.agents, args.players, args.seed, rules, options)
+    except (ValueError, TypeError) as error:
+        exit_with_error(parser, str(error))
+    one_torch_thread()
+    lock = _claim_out(parser, args)
+    try:
+        result = run_duplicate(dict(zip(labels, policies)), opponent, args.players, args.rounds, args.seed, args.envs,
+                               args.opponent, **rules)
+        print(format_duplicate_report(result))
+        if args.out:
+            command = " ".join(["hpuno-tournament"] + [shlex.quote(arg) for arg in argv])
+            for path in write_duplicate_outputs(result, args.out, command):
+                print(f"wrote {path}")
+    finally:
+        if lock is not None:
+            lock.release()
     return 0
 
 

@@ -55,7 +55,8 @@ Public API
     Read a file (no SB3, no pickle); ``act`` then picks the legal action with
     the highest logit, or samples from the masked softmax with
     ``deterministic=False`` (seeded by ``seed``).
-``agent.act(observations, action_masks)``, ``agent.describe()``, ``repr(agent)``.
+``agent.act(observations, action_masks)``, ``agent.action_probabilities(observations, action_masks)`` (the
+    masked softmax of its logits), ``agent.set_rules(rules_options)``, ``agent.describe()``, ``repr(agent)``.
 
 Writing a file from a live MaskablePPO model (``export``), and the same player
 around a live model (``live_agent``), are training's:
@@ -83,25 +84,17 @@ from hpuno_env.universal import UNIVERSAL_VERSION, universal_observation, univer
 
 from ._base import SeededAgent
 from ._batch import check_batch
+from .shipped import FILE_SUFFIX, SHIPPED, WEIGHTS_DIR  # noqa: F401  (WEIGHTS_DIR: part of this module's interface)
 
 FORMAT_NAME = "hpuno-agent"
 FORMAT_VERSION = 1
 METADATA_KEY = "hpuno_agent"  # the safetensors header's __metadata__ entry holding the JSON document
-FILE_SUFFIX = ".safetensors"
 # Activations the rebuilt network supports: metadata name -> torch module class (built with no arguments, as SB3 does).
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU, "silu": nn.SiLU}
 OBSERVATION_TRANSFORM = "float32(observation) * obs_scale + obs_shift"
 EXPORT_COMMAND = "python -m agents.training.export CHECKPOINT.zip OUT.safetensors --players N"
 UNIVERSAL_LAYOUT = "universal"  # observation.layout of an agent that reads hpuno_env.universal's layout
 ANY_PLAYERS = "any"  # num_players of a universal agent
-
-WEIGHTS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "weights")
-# Shipped trained agents: name -> file, one per .safetensors file in agents/weights/.
-SHIPPED = {
-    name[: -len(FILE_SUFFIX)]: os.path.join(WEIGHTS_DIR, name)
-    for name in (sorted(os.listdir(WEIGHTS_DIR)) if os.path.isdir(WEIGHTS_DIR) else [])
-    if name.endswith(FILE_SUFFIX)
-}
 
 
 class ActorNetwork(nn.Module):
@@ -171,18 +164,29 @@ class TrainedAgent(SeededAgent):
 
     def act(self, observations, action_masks) -> np.ndarray:
         masks = check_batch(observations, action_masks, self.num_players)
-        device = self.network.obs_scale.device
-        if self.universal:
-            inputs = universal_observation(_whole_numbers(observations), self.num_players, self.rules)
-        else:  # an agent of an older observation layout reads the prefix of today's that its version had
-            inputs = np.asarray(observations)[:, : self.network.obs_scale.shape[0]]
-        with torch.no_grad():
-            logits = self.network(torch.as_tensor(inputs, device=device)).cpu().numpy()
+        logits = self._logits(observations)
         if self.deterministic:
             return np.where(masks, logits, -np.inf).argmax(axis=1)
         # Gumbel-max: the argmax of logits plus Gumbel noise is a sample of the softmax over the legal actions.
         noisy = logits.astype(np.float64) + self.rng.gumbel(size=logits.shape)
         return np.where(masks, noisy, -np.inf).argmax(axis=1)
+
+    def action_probabilities(self, observations, action_masks) -> np.ndarray:
+        """The masked softmax of its logits: per row, the probability of each action (0 for an illegal one, the
+        legal ones summing to 1), which ``act`` samples from with ``deterministic=False`` (greedy: its argmax)."""
+        masks = check_batch(observations, action_masks, self.num_players)
+        logits = np.where(masks, self._logits(observations).astype(np.float64), -np.inf)
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+
+    def _logits(self, observations) -> np.ndarray:
+        """The network's logits for a batch of raw observations (a universal agent's converted under ``rules``)."""
+        if self.universal:
+            inputs = universal_observation(_whole_numbers(observations), self.num_players, self.rules)
+        else:  # an agent of an older observation layout reads the prefix of today's that its version had
+            inputs = np.asarray(observations)[:, : self.network.obs_scale.shape[0]]
+        with torch.no_grad():
+            return self.network(torch.as_tensor(inputs, device=self.network.obs_scale.device)).cpu().numpy()
 
     def describe(self) -> dict:
         """The agent's metadata (format, players, observation version, rules, network, training, evaluation)."""
@@ -228,12 +232,18 @@ def rules_differences(trained_under: dict, rules_options) -> list[str]:
             for name in played if name not in NOT_GAME_RULES and played[name] != trained.get(name)]
 
 
-def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None:
-    """A ``UserWarning`` naming every rules option of rules_options that the agent did not train under
-    (rules_differences). The agent still plays legally: it picks from the legal mask."""
+def other_rules_warning(trained_under: dict, rules_options, source: str) -> str | None:
+    """The sentence naming every rules option of rules_options that the agent did not train under
+    (rules_differences), or None when it plays the rules it trained under."""
     differing = rules_differences(trained_under, rules_options)
-    if differing:
-        warnings.warn(f"agent {source!r} plays under other rules than it was trained under: {', '.join(differing)}", UserWarning, stacklevel=3)
+    return f"agent {source!r} plays under other rules than it was trained under: {', '.join(differing)}" if differing else None
+
+
+def warn_if_other_rules(trained_under: dict, rules_options, source: str) -> None:
+    """A ``UserWarning`` saying ``other_rules_warning``. The agent still plays legally: it picks from the legal mask."""
+    message = other_rules_warning(trained_under, rules_options, source)
+    if message:
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def shipped_for(num_players: int, rules_options: dict | None = None) -> list[str]:

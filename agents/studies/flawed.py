@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.players import HeuristicAgent
+from agents import players
 from hpuno_env.cards import ACTION_INDEX, COLORS, NUM_ACTIONS
 from hpuno_env.options import check_num_players
 
@@ -60,7 +60,7 @@ class FlawedHeuristic:
         if flaw not in FLAWS:
             raise ValueError(f"unknown flaw {flaw!r}: one of {sorted(FLAWS)}")
         self.flaw, self.num_players = flaw, check_num_players(num_players)
-        self.heuristic = HeuristicAgent(num_players, seed)
+        self.heuristic = players.HeuristicAgent(num_players, seed)
 
     def seed(self, seed: int | None) -> None:
         self.heuristic.seed(seed)

@@ -3,6 +3,8 @@ each against the fixed players (and the player held out of training), over the s
 
 from __future__ import annotations
 
+from tqdm import tqdm
+
 from agents import players
 from agents.evaluation.rounds import win_rate
 from agents.players.trained import TrainedAgent, shipped_for
@@ -19,19 +21,47 @@ def final_table(args: Args, learner: TrainedAgent, rules: dict) -> dict:
     rows["heuristic"] = players.load("heuristic", num_players=args.players, seed=args.seed + 3)
     columns = [*FIXED_OPPONENTS, *([held_out] if held_out and held_out not in FIXED_OPPONENTS else [])]
     opponents = {name: players.load(name, num_players=args.players, seed=args.seed + 7) for name in columns}
-    table = evaluation_table(rows, opponents, args.players, args.final_rounds, args.seed + 3000, rules)
+    table = evaluation_table(rows, opponents, args.players, args.final_rounds, args.seed + 3000, rules, progress=args.progress)
     print(f"\nwin rate over {args.final_rounds} rounds per cell, {args.players} players, seats rotated"
           + (f" ({held_out} was held out of training)" if held_out else "") + ":")
     print(format_table(table, args.players))
     return table
 
 
-def evaluation_table(players: dict, opponents: dict, num_players: int, rounds: int, seed: int, rules: dict) -> dict:
-    """{player: {opponent: win_rate result}}: each player in a rotating seat, the opponent in all the others."""
-    return {
-        row: {column: win_rate(player, opponent, num_players, rounds=rounds, seed=seed, **rules) for column, opponent in opponents.items()}
-        for row, player in players.items()
-    }
+class RoundsDone:
+    """A ``play_rounds`` observer that keeps a progress bar at the rounds finished: those followed by another in their
+    game slot (``after_reset``), and those whose slot then has none left to play (action -1: ``after_step``)."""
+
+    def __init__(self, bar: tqdm):
+        self.bar, self.start, self.followed = bar, bar.n, 0
+
+    def after_reset(self, games) -> None:
+        if games is not None:
+            self.followed += len(games)
+
+    def after_step(self, actions) -> None:
+        done = self.start + self.followed + int((actions < 0).sum())
+        if done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+
+
+def evaluation_table(players: dict, opponents: dict, num_players: int, rounds: int, seed: int, rules: dict,
+                     progress: bool = False) -> dict:
+    """{player: {opponent: win_rate result}}: each player in a rotating seat, the opponent in all the others; with
+    ``progress``, a bar of the rounds played (every round ends by the rules' ``max_turns`` decisions at the latest,
+    each cell's ``rounds`` at most agents.training.options.MAX_EVALUATION_ROUNDS)."""
+    table = {}
+    with tqdm(total=len(players) * len(opponents) * rounds, desc="final evaluation", unit="round", unit_scale=True,
+              dynamic_ncols=True, disable=not progress) as bar:
+        for row, player in players.items():
+            table[row] = {}
+            for column, opponent in opponents.items():
+                bar.set_postfix_str(f"{row} vs {column}")
+                done = bar.n
+                table[row][column] = win_rate(player, opponent, num_players, rounds=rounds, seed=seed,
+                                              observers=lambda engine: [RoundsDone(bar)], **rules)
+                bar.update(done + rounds - bar.n)  # the last step's rounds, which no step follows
+    return table
 
 
 def format_table(table: dict, num_players: int) -> str:

@@ -153,6 +153,7 @@ class Training(BaseCallback):
     def evaluate(self) -> None:
         """The learning curve's point (and, in a league, a snapshot if the learner has earned one)."""
         started = time.perf_counter()
+        self.bar.set_postfix_str(f"evaluating against {', '.join(self.curve_opponents)}", refresh=True)
         for name, opponent in self.curve_opponents.items():
             result = win_rate(self.learner, opponent, self.args.players, rounds=self.args.eval_rounds, seed=self.args.seed + 1000, **self.rules)
             self.latest_evaluation[name] = result["win_rate"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
+import torch
 from sb3_contrib import MaskablePPO
 
 from agents import players
@@ -18,13 +19,22 @@ from agents._cli import layer_sizes
 from agents.training.critic import HandsCriticPolicy, actor_inputs, needs_widening, widened
 from agents.training.imitation import warm_start
 from agents.training.options import Args, learning_rate, resumed_update_settings
+from hpuno_env.cards import DRAW, KEEP
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
+
+# The starting logit of draw and keep in a network from random weights (--warm-start none), against about 0 for
+# every other action. A network that draws as often as it plays makes rounds of a thousand of its decisions and
+# more against the random player, whose result a discount of 0.99 cannot carry back to the choices that made it,
+# and PPO then learns to stall instead of to win (docs/training.md, "Warm start"). At -3 the untrained network plays
+# a card when it can, as random-play does, so its rounds end, and PPO can still raise these logits where drawing pays.
+UNTRAINED_DRAW_LOGIT = -3.0
 
 
 def new_model(args: Args, env, device: str) -> MaskablePPO:
-    """A fresh model of --net-arch (a hands critic with --critic hands), seeded with --seed."""
+    """A fresh model of --net-arch (a hands critic with --critic hands), seeded with --seed; without a warm start,
+    its draw and keep logits start at UNTRAINED_DRAW_LOGIT."""
     hands_critic = args.critic == "hands"
-    return MaskablePPO(
+    model = MaskablePPO(
         HandsCriticPolicy if hands_critic else "MlpPolicy", env, n_steps=args.n_steps,
         batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
         learning_rate=learning_rate(args), gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
@@ -32,6 +42,10 @@ def new_model(args: Args, env, device: str) -> MaskablePPO:
                                                **({"actor_inputs": observation_size(args.players)} if hands_critic else {})},
         seed=args.seed, device=device, verbose=0,
     )
+    if args.warm_start == "none":
+        with torch.no_grad():
+            model.policy.action_net.bias[[DRAW, KEEP]] = UNTRAINED_DRAW_LOGIT
+    return model
 
 
 def resumed_model(args: Args, argv: list[str], env, device: str, checkpoint_path: str, earlier_config: dict) -> MaskablePPO:

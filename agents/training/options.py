@@ -4,6 +4,11 @@
 ``parse_args`` (agents.training.train) reads a command line into ``Args`` with these; the values that follow from
 the options (the torch device, the update's thread count, the learning-rate schedule, an opponent mixture's
 weights) are computed here too, so each has one home.
+
+The checks come in two steps: ``argument_problem`` needs nothing heavier than numpy, so a mistyped count, rules
+option, player name or folder is refused in about half a second; ``loaded_problem`` then loads what the rest needs
+(torch, the players and their files, the rules kernel), still before anything is written. This module imports
+those only inside the functions that use them.
 """
 
 from __future__ import annotations
@@ -12,19 +17,11 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
-import torch
-from stable_baselines3.common.utils import LinearSchedule
-
-from agents import players
 from agents._cli import given_options, inherit_options, layer_sizes, option, rules_problem
-from agents.training.league import check_weights
-from agents.training.precision import training_precision
 from agents.training.recipes import RECIPES, UNIVERSAL_RECIPE, recipe_for
-from agents.players.trained import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, MAX_PARAMETERS
 from agents.training.run_folder import checkpoint_state, lock_problem, logs_problem, run_config, run_files
 from hpuno_env._checks import SEED_LIMIT, check_finite, check_int, check_positive_int
 from hpuno_env.cards import NUM_ACTIONS
-from hpuno_env.encoding import observation_size
 from hpuno_env.options import check_num_players
 
 FIXED_OPPONENTS = ("random", "random-play", "heuristic")  # names for agents.load
@@ -36,6 +33,13 @@ CRITICS = ("observation", "hands")  # --critic
 LARGEST_SEED_OFFSET = 3000
 MAX_SEED = SEED_LIMIT - 1 - LARGEST_SEED_OFFSET
 DEVICES = ("auto", "cpu", "cuda")  # --device
+# Rounds in one evaluation at most (--eval-rounds, --final-rounds, --league-rounds; train_rllib.py's --eval-rounds):
+# a million rounds is hours of play per opponent, and its per-round results a few hundred MB. More would fail, or
+# run for days, after all the training.
+MAX_EVALUATION_ROUNDS = 1_000_000
+# Games stepped together in one engine at most (--envs; train_rllib.py's --games-per-runner): about 15 kB of game state
+# each at 10 players, 240 MB for this many, before the observations and the rollout that grow with them.
+MAX_ENGINE_GAMES = 16_384
 
 
 @dataclass
@@ -74,8 +78,9 @@ class Args:
     # ---- warm start (a fresh run only; agents/training/imitation.py)
     warm_start: str = option("heuristic", "before PPO, fit the new network to this player's decisions (behaviour cloning: the "
                                           "actor by cross-entropy, the critic to the round results); none: start from random "
-                                          "weights, which in a short run learns to put off losing by drawing and wins almost "
-                                          "nothing. Not done on --resume (the checkpoint holds the weights), nor, unless given, "
+                                          "weights, with draw and keep made unlikely so that the untrained network plays a "
+                                          "card when it can (the default run then wins a third of its rounds against the "
+                                          "heuristic, and with the warm start a half: docs/training.md). Not done on --resume (the checkpoint holds the weights), nor, unless given, "
                                           "with --critic hands (it fits a critic of observations only)")
     warm_start_decisions: int = option(400_000, "decisions of the --warm-start player (playing every seat) to fit")
     warm_start_epochs: int = option(5, "passes over those decisions (Adam, lr 1e-3, minibatch 1024)")
@@ -158,8 +163,24 @@ def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -
 
 
 def check_args(args: Args) -> str | None:
-    """What is wrong with the options (the first problem found), or None."""
-    for check in (_numbers_problem, _choices_problem, _players_problem, _folder_problem):
+    """What is wrong with the options (the first problem found), or None: ``argument_problem``, then
+    ``loaded_problem``."""
+    return argument_problem(args) or loaded_problem(args)
+
+
+def argument_problem(args: Args) -> str | None:
+    """The checks that need no network, player, kernel or torch (module docstring), or None."""
+    for check in (_numbers_problem, _choices_problem, _names_problem, _folder_problem):
+        problem = check(args)
+        if problem:
+            return problem
+    return None
+
+
+def loaded_problem(args: Args) -> str | None:
+    """The checks that load torch, the players or the rules kernel: the network's size, the device and precision,
+    the opponents and the warm-start teacher (each loaded for these games). None when all is well."""
+    for check in (_network_problem, _device_problem, _loading_problem):
         problem = check(args)
         if problem:
             return problem
@@ -171,7 +192,7 @@ def _flag(name: str) -> str:
 
 
 def _numbers_problem(args: Args) -> str | None:
-    """Counts, seeds, rates and layer sizes out of range (hpuno_env._checks: the messages of every other tool)."""
+    """Counts, seeds, rates and the layer sizes' form out of range (hpuno_env._checks: the messages of every other tool)."""
     try:
         for name in POSITIVE:
             check_positive_int(getattr(args, name), _flag(name))
@@ -179,10 +200,15 @@ def _numbers_problem(args: Args) -> str | None:
             value = getattr(args, spec.name)
             if isinstance(value, float):
                 check_finite(value, _flag(spec.name))
-        for name in ("eval_every", "threads"):
-            check_int(getattr(args, name), _flag(name), low=0)
+        for name in ("eval_rounds", "final_rounds", "league_rounds"):
+            check_int(getattr(args, name), _flag(name), high=MAX_EVALUATION_ROUNDS)
+        check_int(args.envs, "--envs", high=MAX_ENGINE_GAMES)
+        check_int(args.eval_every, "--eval-every", low=0)
     except ValueError as error:
         return str(error)
+    problem = threads_problem(args.threads, "--threads", "0: one per core")
+    if problem:
+        return problem
     try:
         check_int(args.seed, "--seed", low=0, high=MAX_SEED)
     except ValueError as error:
@@ -203,17 +229,25 @@ def _numbers_problem(args: Args) -> str | None:
     if args.ent_coef < 0:
         return f"--ent-coef must be >= 0, got {args.ent_coef}"
     try:
-        sizes = layer_sizes(args.net_arch)
+        layer_sizes(args.net_arch)
     except ValueError as error:
         return f"--net-arch {error}"
-    return network_problem(sizes, args.players)
+    return None
 
 
-def network_problem(sizes: list[int], num_players: int) -> str | None:
-    """Why --net-arch makes a network that an agent file cannot hold (agents.load would refuse the exported agent,
-    after all the training), or None: the loader's bounds on layers, layer size and the actor's parameters."""
+def _network_problem(args: Args) -> str | None:
+    return network_problem(layer_sizes(args.net_arch), args.players, "--net-arch")
+
+
+def network_problem(sizes: list[int], num_players: int, flag: str) -> str | None:
+    """Why hidden layers of ``sizes`` (the option ``flag``) make a network that an agent file cannot hold
+    (agents.load would refuse the exported agent, after all the training), or None: the loader's bounds on layers,
+    layer size and the actor's parameters."""
+    from agents.players.trained import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, MAX_PARAMETERS
+    from hpuno_env.encoding import observation_size
+
     if len(sizes) > MAX_HIDDEN_LAYERS or max(sizes) > MAX_LAYER_SIZE:
-        return (f"--net-arch must be at most {MAX_HIDDEN_LAYERS} hidden layers of at most {MAX_LAYER_SIZE} units "
+        return (f"{flag} must be at most {MAX_HIDDEN_LAYERS} hidden layers of at most {MAX_LAYER_SIZE} units "
                 f"(what an agent file may hold), got {','.join(map(str, sizes))}")
     width = observation_size(num_players)
     parameters = 2 * width  # the agent's observation scale and shift
@@ -221,13 +255,13 @@ def network_problem(sizes: list[int], num_players: int) -> str | None:
         parameters += (width + 1) * size
         width = size
     if parameters > MAX_PARAMETERS:
-        return (f"--net-arch {','.join(map(str, sizes))} makes an actor of {parameters:,} parameters for {num_players} "
+        return (f"{flag} {','.join(map(str, sizes))} makes an actor of {parameters:,} parameters for {num_players} "
                 f"players; an agent file holds at most {MAX_PARAMETERS:,}")
     return None
 
 
 def _choices_problem(args: Args) -> str | None:
-    """Rules, opponent, recipe, device, precision and critic: each one of its choices, and available here."""
+    """Rules, recipe, device, critic and the universal run's options: each one of its choices."""
     problem = rules_problem(args.rule, args.rules)
     if problem:
         return problem
@@ -237,13 +271,6 @@ def _choices_problem(args: Args) -> str | None:
         return "--teachers names teachers of a universal run's tables: give --tables too (or --recipe universal)"
     if args.table_weights and not (args.tables or args.recipe == "universal"):
         return "--table-weights weighs a universal run's tables: give --tables too (or --recipe universal)"
-    try:
-        mixture = opponent_mixture(args.opponent)
-    except ValueError as error:
-        return f"--opponent {args.opponent}: {error}"
-    if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in players.available() and not os.path.isfile(args.opponent):
-        return (f"--opponent must be a player {players.available()}, self, league, an agent file "
-                f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
     if args.recipe != "none" and args.recipe not in (*RECIPES, UNIVERSAL_RECIPE):
         return f"--recipe must be none or one of {', '.join((*RECIPES, UNIVERSAL_RECIPE))}, got {args.recipe!r}"
     if args.recipe not in ("none", UNIVERSAL_RECIPE):
@@ -252,12 +279,6 @@ def _choices_problem(args: Args) -> str | None:
             return f"--seed must be at most {largest} with --recipe {args.recipe} (its stage k runs with --seed + k), got {args.seed}"
     if args.device not in DEVICES:
         return f"--device must be one of {', '.join(DEVICES)}, got {args.device!r}"
-    if args.device == "cuda" and not torch.cuda.is_available():
-        return f"--device cuda: no CUDA device here (torch.cuda.is_available() is False with torch {torch.__version__}); use --device cpu or auto"
-    try:
-        training_precision(args.precision, training_device(args.device))  # the check's one home: agents/training/precision.py
-    except ValueError as error:
-        return str(error)
     if args.critic not in CRITICS:
         return f"--critic must be one of {', '.join(CRITICS)}, got {args.critic!r}"
     if args.critic == "hands" and args.warm_start != "none" and not args.resume:
@@ -266,9 +287,32 @@ def _choices_problem(args: Args) -> str | None:
     return None
 
 
-def _players_problem(args: Args) -> str | None:
-    """The warm-start teacher, the held-out player and the opponents: known, distinct, and loadable for these games."""
-    mixture = opponent_mixture(args.opponent)  # checked by _choices_problem
+def _device_problem(args: Args) -> str | None:
+    """--device cuda without a CUDA device, or a --precision this device cannot run."""
+    import torch
+
+    from agents.training.precision import training_precision
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        return f"--device cuda: no CUDA device here (torch.cuda.is_available() is False with torch {torch.__version__}); use --device cpu or auto"
+    try:
+        training_precision(args.precision, training_device(args.device))  # the check's one home: agents/training/precision.py
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def _names_problem(args: Args) -> str | None:
+    """The opponent, the warm-start teacher and the held-out player: known names or files, and distinct."""
+    from agents import players  # its names and files, not yet its players
+
+    try:
+        mixture = opponent_mixture(args.opponent)
+    except ValueError as error:
+        return f"--opponent {args.opponent}: {error}"
+    if mixture is None and args.opponent not in OPPONENT_CHOICES and args.opponent not in players.available() and not os.path.isfile(args.opponent):
+        return (f"--opponent must be a player {players.available()}, self, league, an agent file "
+                f"or a mixture like heuristic=3,random-play=1, got {args.opponent!r}")
     if args.warm_start != "none" and args.warm_start not in players.available() and not os.path.isfile(args.warm_start):
         return f"--warm-start must be none, a player {players.available()} or an agent file, got {args.warm_start!r}"
     if args.hold_out != "none" and args.hold_out not in players.BUILT_IN:
@@ -278,7 +322,15 @@ def _players_problem(args: Args) -> str | None:
         return f"--hold-out {args.hold_out} is {where}: hold out another player, or none"
     if args.hold_out != "none" and args.hold_out == args.warm_start:
         return f"--hold-out {args.hold_out} is also the --warm-start teacher: hold out another player, or none"
-    for flag, name in (*(("--opponent", name) for name in (mixture or {args.opponent: 1})), ("--warm-start", args.warm_start)):
+    return None
+
+
+def _loading_problem(args: Args) -> str | None:
+    """The opponents and the warm-start teacher, each loaded for these games (names checked by _names_problem)."""
+    from agents import players
+
+    for flag, name in (*(("--opponent", name) for name in (opponent_mixture(args.opponent) or {args.opponent: 1})),
+                       ("--warm-start", args.warm_start)):
         if name not in ("self", "league", "none"):
             try:  # loaded now, before anything is written, so a 4-player agent or a corrupt file is refused here
                 players.load(name, num_players=args.players)
@@ -317,6 +369,9 @@ def opponent_mixture(opponent: str) -> dict | None:
     """--opponent NAME=WEIGHT,... as {name: weight}; None for a single opponent (no '=')."""
     if "=" not in opponent:
         return None
+    from agents import players
+    from agents.training.league import check_weights
+
     weights = {}
     for part in opponent.split(","):
         name, _, weight = part.partition("=")
@@ -337,18 +392,37 @@ def opponent_mixture(opponent: str) -> dict | None:
 
 def training_device(name: str) -> str:
     """--device as a torch device: auto is cuda when there is one, else cpu."""
+    import torch
+
     return ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+
+
+def usable_cpus() -> int:
+    """The CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def threads_problem(threads: int, flag: str, zero: str | None = None) -> str | None:
+    """Why ``threads`` (the option ``flag``) is not a thread count for this machine, or None: at most one per usable
+    core (more only contend for them; a huge count would try to start that many threads). ``zero``: what 0 means,
+    if it is allowed."""
+    cores = usable_cpus()
+    try:
+        check_int(threads, flag, low=0 if zero else 1, high=cores)
+    except ValueError as error:
+        return f"{error} (one thread per core this process may use{'; ' + zero if zero else ''})"
+    return None
 
 
 def update_threads(threads: int) -> int:
     """--threads as a count: 0 is one per core this process may run on."""
-    if threads:
-        return threads
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return threads or usable_cpus()
 
 
 def learning_rate(args: Args):
     """The step size: a constant, or a linear schedule over the run's --timesteps (SB3's progress_remaining)."""
+    from stable_baselines3.common.utils import LinearSchedule
+
     if args.final_learning_rate is None:
         return args.learning_rate
     return LinearSchedule(args.learning_rate, args.final_learning_rate, end_fraction=1.0)

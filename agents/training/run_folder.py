@@ -9,18 +9,15 @@ second train.py on the same folder is refused instead of mixing its files with t
 from __future__ import annotations
 
 import csv
-import errno
 import json
 import math
 import os
 import re
+import shlex
 import zipfile
 
-try:
-    import fcntl
-except ImportError:  # not on Windows: runs there are not guarded against a second run on their folder
-    fcntl = None
-
+from hpuno_env import _output as output
+from hpuno_env._output import program_name
 from hpuno_env._reading import parse_json, read_json_file
 
 RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
@@ -59,91 +56,16 @@ def prepare_folder(out: str, overwrite: bool, league: bool, lock: FolderLock) ->
     return None
 
 
-class FolderLock:
-    """OUT/train.lock, locked with ``fcntl.flock`` for a run's life and holding its process id.
-
-    The OS releases a flock when its process ends, however it ends (a crash, SIGKILL), so a dead run never keeps
-    the folder: its lock file may stay behind, but nothing holds it and the next run takes it over. ``release``
-    removes the file; a run that locked a file just removed that way (opened before the removal) tries again on
-    the new one, so two runs can never both hold the folder."""
+class FolderLock(output.FolderLock):
+    """OUT/train.lock (``hpuno_env._output.FolderLock``), held by the run writing into the folder."""
 
     def __init__(self, out: str):
-        self.path = os.path.join(out, LOCK_FILE)
-        self.descriptor: int | None = None
-
-    def acquire(self) -> str | None:
-        """Take the lock; returns why not (another run holds it), or None (taken, or no locks on this system)."""
-        if fcntl is None:
-            return None
-        while True:
-            try:
-                descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o666)
-            except OSError as error:
-                return f"cannot create the lock file {self.path}: {error.strerror or error}"
-            held = _try_lock(descriptor)
-            if held is not True:
-                problem = None if held is None else busy_message(os.path.dirname(self.path), descriptor)
-                os.close(descriptor)
-                return problem
-            if _same_file(descriptor, self.path):
-                break
-            os.close(descriptor)  # the file was removed by the run that held it: lock the one at the path now
-        os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n".encode())
-        self.descriptor = descriptor
-        return None
-
-    def release(self) -> None:
-        if self.descriptor is None:
-            return
-        try:
-            os.remove(self.path)  # while still held, so that nobody takes over a file that is going away
-        except OSError:
-            pass
-        os.close(self.descriptor)  # closing releases the flock
-        self.descriptor = None
+        super().__init__(out, LOCK_FILE)
 
 
 def lock_problem(out: str) -> str | None:
     """Why a run cannot start in ``out`` now (a running train.py holds its lock), or None; creates and changes nothing."""
-    if fcntl is None:
-        return None
-    try:  # O_NONBLOCK: a FIFO planted under the lock's name does not wait for a writer
-        descriptor = os.open(os.path.join(out, LOCK_FILE), os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None  # no lock file: no run holds the folder
-    try:
-        return busy_message(out, descriptor) if _try_lock(descriptor) is False else None
-    finally:
-        os.close(descriptor)  # and with it the lock just taken, if it was free
-
-
-def _try_lock(descriptor: int) -> bool | None:
-    """True: now locked by us; False: another process holds it; None: this file system has no locks."""
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as error:
-        return False if error.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES) else None
-    return True
-
-
-def _same_file(descriptor: int, path: str) -> bool:
-    try:
-        here, there = os.fstat(descriptor), os.stat(path)
-    except OSError:
-        return False
-    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
-
-
-def busy_message(out: str, descriptor: int) -> str:
-    """The refusal of a second run: the folder, and the process id the holder wrote into the lock file."""
-    try:
-        pid = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
-    except OSError:
-        pid = ""
-    holder = f"process {pid}" if pid.isdigit() else "another process"
-    return (f"--out {out} is in use: another run ({holder}) is writing there now\n"
-            f"wait for it to end, or choose another --out (a run that died lets go of the folder by itself)")
+    return output.lock_problem(out, LOCK_FILE)
 
 
 def stale_temporaries(out: str) -> list[str]:
@@ -310,3 +232,13 @@ def _csv_value(value):
     if value is None:
         return ""
     return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def command_name() -> str:
+    """What this command calls itself: train.py, hpuno-train or python -m agents.training.train."""
+    return program_name("agents.training.train", "hpuno-train")
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command line that continues a run started with argv."""
+    return shlex.join(["python", "train.py", *[a for a in argv if a not in ("--resume", "--no-resume")], "--resume"])

@@ -3,6 +3,8 @@ playing a game through the API to its end."""
 
 from __future__ import annotations
 
+LOCAL = "http://localhost"  # the base URL of the tests' clients: the arena answers this machine's names only
+
 # A person who likes the interesting decisions: challenge every Wild Draw Four, play the Sorting Hat and the
 # wilds when it can (so it names colours and Sorting Hat targets), call UNO, catch, then any play, then draw.
 PREFERENCE = ("challenge", "play:sorting_hat", "play:wild_draw4", "play:wild", "target:1", "color:red", "color:blue",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from arena_helpers import LOCAL
 from starlette.testclient import TestClient
 
 from agents.arena import create_app
@@ -15,5 +16,5 @@ def records(tmp_path):
 
 @pytest.fixture
 def client(records):
-    with TestClient(create_app(records=str(records), allow_decks=True)) as test_client:
+    with TestClient(create_app(records=str(records), allow_decks=True), base_url=LOCAL) as test_client:
         yield test_client

@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from arena_helpers import bearer, choose, play_through
+from arena_helpers import LOCAL, bearer, choose, play_through
 from starlette.testclient import TestClient
 
 from agents.arena import create_app
@@ -145,6 +145,7 @@ def test_secrets_unknown_games_and_watching_a_person_are_refused(client):
     ({"opponents": "heuristic"}, "opponents"),
     ({"seed": -1}, "seed"),
     ({"seed": 1.5}, "seed"),
+    ({"seed": 2**40}, "seed"),
     ({"colour": "red"}, "unknown field"),
     ({"deck": ["red:1"] * 3}, "deck"),
 ])
@@ -158,32 +159,32 @@ def test_an_agent_file_that_is_not_one_is_refused(client, tmp_path):
     fake = tmp_path / "agent.safetensors"
     fake.write_bytes(b"PK\x03\x04 not an agent at all")
     response = client.post("/api/games", json={"players": 2, "opponents": [str(fake)]})
-    assert response.status_code == 400 and str(fake) in response.json()["error"]
+    assert response.status_code == 400 and fake.name in response.json()["error"] and str(tmp_path) not in response.json()["error"]
     assert client.post("/api/games", json={"players": 2, "opponents": [str(tmp_path)]}).status_code == 400
 
 
 def test_a_stacked_deck_needs_the_arena_to_allow_it(records):
-    with TestClient(create_app(records=str(records))) as strict:
+    with TestClient(create_app(records=str(records)), base_url=LOCAL) as strict:
         response = strict.post("/api/games", json={"players": 2, "deck": list(CARD_LABELS)})
         assert response.status_code == 403 and "deck" in response.json()["error"]
 
 
 def test_oversized_bodies_and_the_game_cap_are_refused(records):
-    with TestClient(create_app(records=str(records), max_games=2, max_body=1000)) as small:
+    with TestClient(create_app(records=str(records), max_games=2, max_body=1000), base_url=LOCAL) as small:
         response = small.post("/api/games", content=b"{" + b" " * 2000 + b"}", headers={"Content-Type": "application/json"})
         assert response.status_code == 413
         for _ in range(2):
             assert small.post("/api/games", json={"players": 2}).status_code == 200
         response = small.post("/api/games", json={"players": 2})
         assert response.status_code == 429 and "2 live games" in response.json()["error"]
-    with TestClient(create_app(records=str(records), max_games=1)) as one:
+    with TestClient(create_app(records=str(records), max_games=1, allow_decks=True), base_url=LOCAL) as one:
         finished, _ = play_through(one, one.post("/api/games", json={"players": 2, "seed": 3}).json())
         assert finished["over"] and one.post("/api/games", json={"players": 2}).status_code == 200  # a finished game makes room
 
 
 def test_idle_games_are_dropped_and_a_started_one_is_saved(records):
     now = [0.0]
-    with TestClient(create_app(records=str(records), idle_seconds=60, clock=lambda: now[0])) as client:
+    with TestClient(create_app(records=str(records), idle_seconds=60, clock=lambda: now[0], allow_decks=True), base_url=LOCAL) as client:
         created = client.post("/api/games", json={"players": 2, "seed": 1}).json()
         headers = bearer(created["token"])
         legal = client.get(f"/api/games/{created['game']}", headers=headers).json()["legal"]
@@ -279,7 +280,7 @@ def test_the_leaderboard_reads_a_results_folder(tmp_path, records):
     (folder / "tournament_ratings.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (tmp_path / "results" / "broken").mkdir()
     (tmp_path / "results" / "broken" / "results.json").write_text("{nope")
-    with TestClient(create_app(records=str(records), results=str(tmp_path / "results"))) as client:
+    with TestClient(create_app(records=str(records), results=str(tmp_path / "results")), base_url=LOCAL) as client:
         assert client.get("/api/catalogue").json()["results"] == ["broken", "small"]
         data = client.get("/api/results/small").json()
         assert data["results"]["ranking"] == ranking and data["plots"] == ["tournament_ratings.png"]

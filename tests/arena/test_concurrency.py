@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from arena_helpers import bearer, choose, play_through
+from arena_helpers import LOCAL, bearer, choose, play_through
 from starlette.testclient import TestClient
 
 from agents.arena import create_app
@@ -110,7 +110,7 @@ def test_simultaneous_moves_in_one_game_are_made_one_at_a_time(client, records):
 
 
 def test_the_game_cap_holds_when_games_are_made_at_once(records):
-    with TestClient(create_app(records=str(records), max_games=3)) as client:
+    with TestClient(create_app(records=str(records), max_games=3), base_url=LOCAL) as client:
         start = threading.Barrier(8)
 
         def make():

@@ -37,6 +37,20 @@ def test_every_block_of_the_page_is_run_by_a_test():
     assert claimed == [1] * len(BLOCKS), "a docs/frameworks.md block no test runs, or one two tests run"
 
 
+EXTRAS = {"supersuit": "frameworks", "torchrl": "frameworks", "ray": "rllib"}  # a package a block imports -> its extra
+
+
+def test_every_block_needing_an_extra_names_it_beside_it():
+    """A reader who copies one block learns there which extra it needs (the introduction is far above)."""
+    text = PAGE.read_text()
+    for block in BLOCKS:
+        start = text.index(f"```python\n{block}")
+        before = text[text.rfind("```", 0, start) + 3 if "```" in text[:start] else 0:start]  # the prose since the last block
+        for package, extra in EXTRAS.items():
+            if re.search(rf"^(import|from) {package}\b", block, re.M):
+                assert f"`{extra}` extra" in before, f"the block importing {package} does not say it needs the {extra} extra"
+
+
 def test_flat_env_observes_a_box_and_keeps_the_mask_in_infos():
     for dtype in (np.float32, np.int8):
         env = flat_env(num_players=3, observation_dtype=dtype)

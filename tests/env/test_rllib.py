@@ -1,5 +1,6 @@
-"""Ray RLlib adapters (``hpuno_env.rllib``): RLlib's env check, illegal actions, reward credit,
-the batched env against the engine, and one PPO iteration with a worker process."""
+"""Ray RLlib: the env side (``hpuno_env.rllib``: RLlib's env check, illegal actions, reward credit, the batched env
+and runner against the engine and RLlib's own episodes) and the learner's (``agents.training.rllib_learner``: the
+league mapping, one PPO iteration with a worker process, ``train_rllib.py``), the names kept at their 0.2 home."""
 
 import json
 import os
@@ -12,21 +13,39 @@ import ray
 import torch
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
+from agents.training.rllib_learner import LEARNER_POLICY, LeagueMapping, RLModulePolicy, frozen_policy, ppo_config
 from hpuno_env import VectorEngine
-from hpuno_env.rllib import (
-    HPUnoMultiAgentEnv,
-    HPUnoVectorMultiAgentEnv,
-    LEARNER_POLICY,
-    LeagueMapping,
-    RLModulePolicy,
-    frozen_policy,
-    ppo_config,
-)
+from hpuno_env.rllib import HPUnoMultiAgentEnv, HPUnoVectorMultiAgentEnv
 
 
 def test_importing_the_package_does_not_import_ray():
     code = "import sys, hpuno_env; hpuno_env.env(2); assert 'ray' not in sys.modules, 'ray imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_env_side_imports_nothing_of_agents():
+    code = ("import sys, hpuno_env, hpuno_env.rllib, hpuno_env.rllib_sampling; "
+            "loaded = [m for m in sys.modules if m == 'agents' or m.startswith('agents.')]; assert not loaded, loaded")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_learners_names_at_their_0_2_home_resolve_with_a_deprecation_warning():
+    """hpuno-env 0.2's RLlib checkpoints pickle the module class, the mapping and the league by their path under
+    hpuno_env.rllib: a pickled reference there loads the object at its home, and says where that is."""
+    import pickle
+
+    import hpuno_env.rllib
+    from agents.training import rllib_learner
+
+    assert hpuno_env.rllib.MOVED_TO_LEARNER
+    for name in sorted(hpuno_env.rllib.MOVED_TO_LEARNER):
+        with pytest.warns(DeprecationWarning, match=f"hpuno_env.rllib.{name} is agents.training.rllib_learner.{name}"):
+            assert pickle.loads(f"chpuno_env.rllib\n{name}\n.".encode()) is getattr(rllib_learner, name)
+    with pytest.warns(DeprecationWarning):
+        from hpuno_env.rllib import ppo_config as old_ppo_config
+    assert old_ppo_config is ppo_config
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        hpuno_env.rllib.nothing  # noqa: B018
 
 
 def test_rllib_env_check_passes_with_unmasked_random_actions():
@@ -361,7 +380,8 @@ def test_batched_runner_builds_the_episodes_rllib_builds_step_by_step(monkeypatc
     under the same ids (with the seat's previous step as lookback), every env step in one chunk."""
     from ray.rllib.core.columns import Columns
 
-    from hpuno_env.rllib import HPUnoEnvRunner, shared_policy_mapping
+    from agents.training.rllib_learner import shared_policy_mapping
+    from hpuno_env.rllib import HPUnoEnvRunner
     from hpuno_env.rllib_sampling import BatchSampler
 
     config = ppo_config(3, runners=0, games_per_runner=5, hidden=(16,), voluntary_draw=False, max_turns=60,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import agents
-import agents.evaluation.rounds as evaluate
+import hpuno_env
 from agents.evaluation.rounds import play_rounds, rotating_lineups, wilson_interval, win_rate
 from hpuno_env import VectorEngine
 
@@ -78,7 +78,7 @@ class CountingEngine(VectorEngine):
 
 @pytest.mark.parametrize("rounds, num_envs", [(7, 16), (16, 16), (100, 16), (101, 7)])
 def test_exactly_the_listed_rounds_are_started_and_every_seat_rotates(monkeypatch, rounds, num_envs):
-    monkeypatch.setattr(evaluate, "VectorEngine", CountingEngine)
+    monkeypatch.setattr(hpuno_env, "VectorEngine", CountingEngine)  # what play_rounds builds its engine from
     CountingEngine.games_started = 0
     num_players = 4
     player = agents.load("random-play", num_players, seed=1)

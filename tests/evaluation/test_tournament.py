@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import json
 import math
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -146,7 +148,7 @@ def test_an_unwritable_out_is_refused_before_any_game(tmp_path, capsys):
     blocker.write_text("in the way")
     for out, message in ((blocker, "is a file, not a folder"), (blocker / "results", "Not a directory")):
         with pytest.raises(SystemExit) as exit_info:
-            tournament.main(["heuristic", "random", "--rounds", "100000000", "--out", str(out)])  # would take hours if played
+            tournament.main(["heuristic", "random", "--rounds", "10000000", "--out", str(out)])  # would take hours if played
         error = capsys.readouterr().err
         assert exit_info.value.code == 2 and "--out" in error and message in error and "Traceback" not in error
     assert blocker.read_text() == "in the way"
@@ -158,7 +160,7 @@ def test_an_unwritable_out_is_refused_before_any_game(tmp_path, capsys):
         else:
             (out / in_the_way).write_text("in the way")
         with pytest.raises(SystemExit) as exit_info:
-            tournament.main(["heuristic", "random", "--rounds", "100000000", "--out", str(out), *flags])
+            tournament.main(["heuristic", "random", "--rounds", "10000000", "--out", str(out), *flags])
         error = capsys.readouterr().err
         assert exit_info.value.code == 2 and message in error and "Traceback" not in error, error
 
@@ -267,3 +269,104 @@ def test_command_line_saves_records_that_replay_to_the_winner_counted(tmp_path):
         states = list(replay(record))
         assert states[-1]["phase"] == "over" and len(states) == 1 + len(record["rounds"][0]["decisions"])
         assert replayed_winners(record) == [entry["winner"]]
+
+
+# ------------------------------------------------------------ --out: one tournament per folder
+
+
+def test_an_earlier_result_in_out_is_refused_unless_overwrite_replaces_it(tmp_path, capsys):
+    out = tmp_path / "t"
+    tiny = ["random", "random-play", "--rounds", "4", "--envs", "4", "--quiet", "--out", str(out)]
+    assert tournament.main([*tiny, "--record", "2"]) == 0
+    first = (out / "results.json").read_bytes()
+    assert len(list((out / "records").iterdir())) == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_info:
+        tournament.main([*tiny, "--seed", "1"])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"--out {out} holds an earlier tournament's results (results.csv, results.json" in error
+    assert "pass --overwrite to replace them" in error and error.count("\n") == 2 and "Traceback" not in error
+    assert (out / "results.json").read_bytes() == first and len(list((out / "records").iterdir())) == 2
+    (out / "notes.txt").write_text("mine")
+    assert tournament.main([*tiny, "--seed", "1", "--overwrite"]) == 0
+    assert json.loads((out / "results.json").read_text())["config"]["seed"] == 1
+    assert list((out / "records").iterdir()) == []  # the earlier tournament's records went with its results
+    assert (out / "notes.txt").read_text() == "mine" and not (out / "tournament.lock").exists()
+    with pytest.raises(SystemExit):
+        tournament.main(["random", "random-play", "--overwrite"])
+    assert "--overwrite needs --out" in capsys.readouterr().err
+
+
+def test_a_second_tournament_on_a_folder_in_use_is_refused(tmp_path, capsys):
+    out = tmp_path / "busy"
+    first = subprocess.Popen([sys.executable, "-m", "agents.evaluation.tournament", "random", "random", "--rounds", "1000000",
+                              "--quiet", "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        lock, waited = out / "tournament.lock", time.monotonic()
+        while not (lock.exists() and lock.read_text().strip()):  # the first run holds the folder
+            assert first.poll() is None, first.stderr.read()
+            assert time.monotonic() - waited < 120
+            time.sleep(0.1)
+        for extra in ([], ["--overwrite"], ["--duplicate"]):
+            with pytest.raises(SystemExit) as exit_info:
+                tournament.main(["random", "random-play", "--rounds", "4", "--out", str(out), *extra])
+            error = capsys.readouterr().err
+            assert exit_info.value.code == 2 and f"--out {out} is in use" in error and f"process {first.pid}" in error, error
+        assert first.poll() is None  # the first run goes on
+    finally:
+        first.kill()
+        first.wait()
+    assert not (out / "results.json").exists()
+
+
+# ------------------------------------------------------------ Ctrl-C keeps what was played
+
+
+def test_ctrl_c_during_the_first_table_writes_the_rounds_played_marked_partial(tmp_path):
+    out = tmp_path / "t"
+    argv = ["agents.evaluation.tournament", "random", "random-play", "--rounds", "1000000", "--envs", "8", "--record", "70",
+            "--quiet", "--out", str(out)]
+    # Ctrl-C as at a terminal: a process started in the background (as a CI job may start the suite) inherits
+    # SIGINT ignored, so the child restores Python's own.
+    restore_ctrl_c = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                      f"sys.argv = {argv!r}; runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)")
+    process = subprocess.Popen([sys.executable, "-c", restore_ctrl_c], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # --envs 8 plays chunks of 64 rounds: the record of round 64 is written once the first chunk is done.
+    second_chunk = out / "records" / "01-random-vs-random-play-round000064.json"
+    try:
+        waited = time.monotonic()
+        while not second_chunk.exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() - waited < 180
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130 and "Traceback" not in stderr, stderr[-2000:]
+    saved = json.loads((out / "results.json").read_text())
+    cut = saved["partial"]["cut_table"]
+    assert saved["partial"]["tables_finished"] == 0 and saved["partial"]["tables_scheduled"] == 1
+    assert cut["table"] == "random vs random-play" and cut["rounds_scheduled"] == 1_000_000
+    assert 64 <= cut["rounds_played"] < 1_000_000 and cut["rounds_played"] % 64 == 0  # whole chunks
+    assert saved["timing"]["rounds"] == saved["tables"][0]["rounds"] == cut["rounds_played"]
+    assert {row["rounds"] for row in saved["rows"]} == {cut["rounds_played"]}
+    assert sum(entry["seat_rounds"] for entry in saved["ranking"]) == 2 * cut["rounds_played"]
+    played = f"{cut['rounds_played']:,} of 1,000,000 rounds of random vs random-play"
+    assert f"interrupted after 0 of 1 tables and {played}" in stderr
+    assert f"PARTIAL: interrupted after 0 of 1 tables and {played}" in stdout
+    with open(out / "results.csv", newline="") as handle:
+        assert {int(row["rounds"]) for row in csv.DictReader(handle)} == {cut["rounds_played"]}
+
+
+def test_the_rating_of_a_partial_result_stops_at_its_deadline():
+    from agents.evaluation.rounds import rotating_lineups
+
+    rounds = 100_000  # about 3 s to rate them all
+    lineups = rotating_lineups(rounds, 2)
+    won = np.zeros((rounds, 2), bool)
+    won[np.arange(rounds), np.random.default_rng(0).integers(0, 2, rounds)] = True
+    assert tournament._rate_until(lineups[:100], won[:100], 2, 0, deadline=None)[2] == 100
+    rated = tournament._rate_until(lineups, won, 2, 0, deadline=time.perf_counter() + 0.3)[2]
+    assert 0 < rated < rounds
+    assert tournament._rate_until(lineups, won, 2, 0, deadline=time.perf_counter() - 1)[2] == 0

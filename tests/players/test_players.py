@@ -164,3 +164,15 @@ def test_shipped_trained_agent_loads_and_beats_random():
     trained = agents.load("ppo_2p", num_players=2, seed=0)
     result = win_rate(trained, agents.load("random", 2, seed=5), num_players=2, rounds=300, num_envs=64, seed=6)
     assert result["win_rate"] > 0.9
+
+
+def test_a_misspelled_agent_name_is_answered_with_the_names_it_is_close_to():
+    from agents.players import check_name
+
+    with pytest.raises(ValueError, match=r"unknown agent 'heuristc' \(did you mean 'heuristic' or 'heuristic-v0'\?\): not one of"):
+        agents.load("heuristc", 2)
+    with pytest.raises(ValueError, match=r"unknown agent 'ppo_universe' \(did you mean 'ppo_universal'\?\)"):
+        check_name("ppo_universe")  # what the commands check before anything loads
+    with pytest.raises(ValueError) as error:
+        agents.load("xyz", 2)
+    assert "did you mean" not in str(error.value) and str(error.value).startswith("unknown agent 'xyz': not one of")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from sb3_contrib import MaskablePPO
 
 import agents
@@ -55,6 +56,22 @@ def test_it_loads_and_plays_legally_at_every_player_count(trained, num_players):
     assert (expected == agent.act(observations, masks)).all()
     assert (live_agent(model, num_players, universal=True, rules_options=rules, observation_scale=universal_scale())
             .act(observations, masks) == expected).all()
+
+
+@pytest.mark.parametrize("num_players", [2, 5])
+def test_its_action_probabilities_are_the_models_masked_softmax_under_the_tables_rules(trained, num_players):
+    model, path, _ = trained
+    rules = RULES[num_players % len(RULES)]
+    agent = agents.load(str(path), num_players=num_players, rules_options=rules)
+    engine = VectorEngine(num_games=16, num_players=num_players, seed=num_players, **rules)
+    engine.reset()
+    observations, masks = engine.observe(), engine.legal_mask()
+    shares = agent.action_probabilities(observations, masks)
+    inputs = universal_observation(observations, num_players, rules).astype(np.float32) * universal_scale()
+    with torch.no_grad():
+        expected = model.policy.get_distribution(torch.as_tensor(inputs), action_masks=masks).distribution.probs.numpy()
+    assert np.allclose(shares, expected, atol=1e-5) and (shares[~masks] == 0).all()
+    assert np.allclose(shares.sum(axis=1), 1) and (shares.argmax(axis=1) == agent.act(observations, masks)).all()
 
 
 @pytest.mark.parametrize("num_players", [2, 5, 10])

@@ -1,17 +1,53 @@
-// The arena's page: four views (play, watch, replay, leaderboard) over the JSON API of agents/arena/server.py.
+// The arena's page: five views (play, watch, replay, leaderboard, ladder) over the JSON API of agents/arena/server.py.
 "use strict";
 
 // renders counts the tables drawn: a script (or a test) driving the page waits for the next one after a click
+const BOT_POLL_MS = 300; // how often the page asks whether a bot at the table has moved
 const state = { catalogue: null, play: null, watch: null, watchRun: null, watchTimer: null, replay: null, renders: 0, agentNames: [] };
 
+// A request of the JSON API; a failure throws an Error carrying the server's message (its "error", or the start
+// of an answer that is not JSON). A request still waiting after a second shows a notice (waitingNotice).
 async function api(method, path, body, token) {
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const data = await response.json().catch(() => ({ error: `HTTP ${response.status}` }));
-  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
-  return data;
+  const notice = setTimeout(() => showWaiting(waitingNotice(method, path, body)), 1000);
+  try {
+    const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    let data = null;
+    try {
+      data = JSON.parse(text);
+    } catch (error) {
+      data = null;
+    }
+    if (!response.ok) {
+      const said = data && data.error ? data.error : text.trim().slice(0, 300) || response.statusText;
+      throw new Error(`${said} (HTTP ${response.status})`);
+    }
+    if (data === null) throw new Error(`the server's answer to ${path} is not JSON: ${text.slice(0, 200)}`);
+    return data;
+  } finally {
+    clearTimeout(notice);
+    showWaiting(null);
+  }
+}
+
+// What a slow request is waiting for: a game with the search player while it is still being compiled says so.
+function waitingNotice(method, path, body) {
+  const names = body && (body.opponents || body.agents);
+  const searching = (names && names.includes("search")) || (state.watch && state.watch.view.names.includes("search") && path.endsWith("/step"))
+    || (state.play && state.play.view.names.includes("search") && path.includes("/actions"));
+  if (searching && state.catalogue && !state.catalogue.search_ready) {
+    return "Preparing the search player (a one-time compile on this machine: a minute or two; later starts skip it)…";
+  }
+  return "Waiting for the server…";
+}
+
+function showWaiting(text) {
+  const box = document.getElementById("waiting");
+  box.hidden = !text;
+  box.textContent = text || "";
 }
 
 function showError(error) {
@@ -36,6 +72,7 @@ function showPage() {
   for (const section of document.querySelectorAll(".page")) section.hidden = section.id !== `page-${page}`;
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.page === page);
   if (page === "leaderboard") loadLeaderboard();
+  if (page === "ladder") loadLadder();
   if (page === "replay") fillRecordList();
 }
 
@@ -90,7 +127,9 @@ async function startGame(event) {
   event.preventDefault();
   await guarded(async () => {
     const setup = readSetup(event.target, "[name=opponents]");
-    const created = await api("POST", "/api/games", { players: setup.players, opponents: setup.names, rules: setup.rules, seed: setup.seed });
+    const name = document.getElementById("play-name").value.trim();
+    const body = { players: setup.players, opponents: setup.names, rules: setup.rules, seed: setup.seed };
+    const created = await api("POST", "/api/games", name ? { ...body, name } : body);
     sessionStorage.setItem("hpuno-game", JSON.stringify(created));
     await resumeGame();
   });
@@ -106,6 +145,21 @@ async function resumeGame() {
     return;
   }
   renderPlay();
+  const play = state.play;
+  play.busy = true;
+  await guarded(() => waitForBots(play));
+  play.busy = false;
+  renderPlay();
+}
+
+// A bot at the table moves through requests of its own: while it is to act, the person's view offers no action,
+// so the page asks again until it is the person's turn or the game is over.
+async function waitForBots(play) {
+  while (!play.view.over && !play.view.legal.length && state.play === play) {
+    renderPlay();
+    await new Promise((resolve) => setTimeout(resolve, BOT_POLL_MS));
+    play.view = await api("GET", `/api/games/${play.game}`, undefined, play.token);
+  }
 }
 
 async function playAction(label) {
@@ -114,6 +168,7 @@ async function playAction(label) {
   play.busy = true;
   await guarded(async () => {
     play.view = await api("POST", `/api/games/${play.game}/actions`, { action: label }, play.token);
+    await waitForBots(play);
   });
   play.busy = false;
   renderPlay();
@@ -122,7 +177,7 @@ async function playAction(label) {
 function playStatus(view) {
   if (view.over) {
     const who = view.winner === view.you ? "You won!" : view.winner ? `${view.winner} won.` : "No winner (cut short).";
-    return `Game over: ${who}${view.record ? " Saved as " + view.record : ""}`;
+    return `Game over: ${who} ${savedText(view)}`;
   }
   const hints = {
     play: "play a matching card, or draw", drawn: "play the card you drew, or keep it", color: "name the colour",
@@ -130,7 +185,19 @@ function playStatus(view) {
     challenge: "a Wild Draw Four was played on you: challenge it or accept", catch: "someone has one card and did not call UNO",
     stack: `stack a draw card, or accept ${view.pending_draw}`, jump: "jump in with the twin of the card just played, or pass",
   };
+  if (!view.legal.length) return `Waiting for ${view.current} to move…`;
   return `Your turn: ${hints[view.phase] || view.phase}`;
+}
+
+// Where a finished game's record went: its file in the records folder (the Replay page lists it), or why not.
+function savedText(view) {
+  if (view.record) return `Saved as ${view.record} in the arena's records folder (the Replay page lists it).`;
+  return view.record_error ? `Not saved: ${view.record_error}` : "";
+}
+
+// A list of lines, oldest first, scrolled to show the newest.
+function scrollToEnd(box) {
+  if (box) box.scrollTop = box.scrollHeight;
 }
 
 function renderPlay() {
@@ -157,7 +224,8 @@ function renderPlay() {
     el("button", { type: "button", "data-action": label, className: label.startsWith("color:") ? label.slice(6) : "", text: actionText(label, view) })));
   table.append(el("h3", { text: "Your hand" }), hand, buttons);
   table.append(linesElement(view.over ? "How it ended" : "Since your last turn", view.events, "play-events", true));
-  table.append(linesElement("Game so far", view.history.slice().reverse(), "play-history"));
+  table.append(linesElement("Game so far", view.history, "play-history"));
+  scrollToEnd(document.getElementById("play-history"));
   if (view.over) {
     table.append(el("button", { type: "button", id: "play-again", text: "New game" }));
     table.querySelector("#play-again").addEventListener("click", () => {
@@ -254,19 +322,33 @@ function renderWatch() {
   table.hidden = false;
   table.dataset.over = String(view.over);
   table.dataset.renders = String(++state.renders);
-  const status = view.over ? `Game over: ${view.winner || "no one"} won.` : `${view.current} (${view.names[view.players.indexOf(view.current)]}) to act: ${view.phase}`;
-  table.replaceChildren(el("div", { className: "status", id: "watch-status", text: status }), tableElement(view, { prefix: "watch" }),
-    probabilitiesElement(view.last_move), linesElement("Game so far", view.history.slice().reverse(), "watch-history"));
+  const status = view.over ? `Game over: ${view.winner || "no one"} won. ${savedText(view)}` : `${view.current} (${view.names[view.players.indexOf(view.current)]}) to act: ${view.phase}`;
+  const parts = [el("div", { className: "status", id: "watch-status", text: status })];
+  if (view.warnings.length) parts.push(el("div", { className: "shown", text: view.warnings.join(" ") }));
+  parts.push(tableElement(view, { prefix: "watch" }), probabilitiesElement(view.last_move), linesElement("Game so far", view.history, "watch-history"));
+  table.replaceChildren(...parts.filter(Boolean));
+  scrollToEnd(document.getElementById("watch-history"));
   if (view.over) stopWatch();
 }
 
 // ------------------------------------------------------------------ replay
 
+// The newest records (the catalogue's page); "Older records" appends the next page of GET /api/records.
 async function fillRecordList() {
   await guarded(async () => {
     const catalogue = await api("GET", "/api/catalogue");
     const select = document.getElementById("replay-files");
     select.replaceChildren(...catalogue.records.map((name) => el("option", { value: name, text: name })));
+    document.getElementById("replay-more").hidden = catalogue.records.length >= catalogue.records_total;
+  });
+}
+
+async function moreRecords() {
+  await guarded(async () => {
+    const select = document.getElementById("replay-files");
+    const page = await api("GET", `/api/records?start=${select.options.length}`);
+    select.append(...page.records.map((name) => el("option", { value: name, text: name })));
+    document.getElementById("replay-more").hidden = select.options.length >= page.total;
   });
 }
 
@@ -314,8 +396,9 @@ async function showFrame(index) {
     table.dataset.index = String(index);
     const parts = [el("div", { className: "status", id: "replay-title", text: view.title }), tableElement(view, { prefix: "replay" })];
     if (view.hand) parts.push(el("h3", { text: `${view.you}'s hand` }), el("div", { className: "hand" }, view.hand.map((c) => cardElement(c))));
-    parts.push(linesElement("This step", view.events, "replay-events"), linesElement("Recent steps", view.history.slice().reverse(), "replay-history"));
+    parts.push(linesElement("This step", view.events, "replay-events"), linesElement("Recent steps", view.history, "replay-history"));
     table.replaceChildren(...parts);
+    scrollToEnd(document.getElementById("replay-history"));
   });
 }
 
@@ -355,19 +438,39 @@ async function loadLeaderboard() {
     if (!select.options.length) {
       const catalogue = await api("GET", "/api/catalogue");
       state.agentNames = catalogue.agents;
-      select.replaceChildren(...catalogue.results.map((name) => el("option", { value: name, text: name === "." ? "(the results folder)" : name })));
+      select.replaceChildren(...catalogue.results.map((name) => el("option", { value: name, text: name === "_" ? "(the results folder)" : name })));
     }
     const board = document.getElementById("leaderboard");
     if (!select.value) return board.replaceChildren(el("p", { text: "No results: start the arena with --results DIR (a tournament's --out folder)." }));
     const name = select.value;
     const data = await api("GET", `/api/results/${encodeURIComponent(name)}`);
     const config = data.results.config || {};
-    board.replaceChildren(
+    board.replaceChildren(...[
       el("p", { text: `${(config.agents || []).join(", ")} · ${config.num_players} players · ${config.rounds_per_table} ${config.unit || "round"}s per table · seed ${config.seed}` }),
       rankingTable(data.results.ranking),
       data.results.pairwise ? pairwiseTable(data.results.pairwise) : null,
       el("div", { className: "plots" }, data.plots.map((plot) => el("img", { src: `/api/results/${encodeURIComponent(name)}/plots/${plot}`, alt: plot }))),
-    );
+    ].filter(Boolean));
+  });
+}
+
+// ------------------------------------------------------------------ ladder
+
+function duplicateText(duplicate) {
+  if (!duplicate) return "—";
+  return `${duplicate.mean.toFixed(3)} [${duplicate.low.toFixed(3)}, ${duplicate.high.toFixed(3)}] (${duplicate.rounds})`;
+}
+
+async function loadLadder() {
+  await guarded(async () => {
+    const { players } = await api("GET", "/api/ladder");
+    const head = ["rank", "name", "kind", "rating μ ± σ", "games", "duplicate [95%] (games)"];
+    document.getElementById("ladder").replaceChildren(players.length ? el("table", { className: "board", id: "ladder-table" }, [
+      el("tr", {}, head.map((h) => el("th", { text: h }))),
+      ...players.map((row, index) => el("tr", { "data-name": row.name }, [String(index + 1), row.name, row.kind,
+        `${row.mu.toFixed(2)} ± ${row.sigma.toFixed(2)}`, String(row.games), duplicateText(row.duplicate)]
+        .map((cell) => el("td", { text: cell })))),
+    ]) : el("p", { text: "Nobody on the ladder yet: play a game under a name (Play)." }));
   });
 }
 
@@ -387,6 +490,7 @@ function wire() {
   speed.addEventListener("input", () => { speedText(); changeWatchSpeed(); });
   speedText();
   document.getElementById("replay-open").addEventListener("click", () => openReplay({ file: document.getElementById("replay-files").value }));
+  document.getElementById("replay-more").addEventListener("click", moreRecords);
   document.getElementById("replay-upload").addEventListener("change", uploadReplay);
   const step = (delta) => () => showFrame(state.replay.index + delta);
   document.getElementById("replay-first").addEventListener("click", () => showFrame(0));
@@ -407,6 +511,11 @@ async function main() {
   await guarded(async () => {
     state.catalogue = await api("GET", "/api/catalogue");
     document.getElementById("agent-names").replaceChildren(...state.catalogue.agents.map((name) => el("option", { value: name })));
+    // a person's game is dealt at random unless the arena runs with --allow-decks
+    document.getElementById("play-seed").closest("label").hidden = !state.catalogue.person_seeds;
+    // an arena with a database (hpuno-arena --db) keeps a ladder
+    document.getElementById("play-name").closest("label").hidden = !state.catalogue.ladder;
+    document.getElementById("ladder-link").hidden = !state.catalogue.ladder;
     fillPlayers(document.getElementById("play-players"), 2);
     fillPlayers(document.getElementById("watch-players"), 4);
     for (const fieldset of document.querySelectorAll("fieldset.rules")) buildRules(fieldset);

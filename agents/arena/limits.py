@@ -1,0 +1,6 @@
+"""The arena's limits that its command also shows (defaults of its options): a module of constants only, which
+``hpuno-arena`` reads before it imports the engine."""
+
+MAX_GAMES = 200  # live games (played and watched) at once
+IDLE_SECONDS = 30 * 60  # a game or replay untouched this long is dropped
+MAX_RECORDS = 10_000  # the arena's own records in its folder (a game's record is 2-20 kB)
