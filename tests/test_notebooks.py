@@ -20,7 +20,7 @@ NAMES = sorted(path.name for path in NOTEBOOKS.glob("*.ipynb"))
 
 def test_the_notebooks_are_there():
     assert NAMES == ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "03_research.ipynb", "04_house_rules.ipynb",
-                     "05_search.ipynb"]
+                     "05_search.ipynb", "06_belief.ipynb"]
 
 
 @pytest.mark.parametrize("name", NAMES)
