@@ -6,6 +6,7 @@
     python benchmarks/bench_search.py --players 2 --blueprint ppo_2p --rollout blueprint+heuristic --duplicate --worlds 32
     python benchmarks/bench_search.py --players 2 --duplicate --evidence --rounds 2000 --worlds 64
     python benchmarks/bench_search.py --players 2 --duplicate --belief shipped --versus-uniform --rounds 600 --worlds 32
+    python benchmarks/bench_search.py --players 2 --blueprint ppo_2p --rollout blueprint --others blueprint --duplicate --belief shipped --worlds 32
 
 Each cell is ``agents.evaluation.rounds.win_rate``: the search player (``agents.load("search",
 blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
@@ -19,8 +20,8 @@ left the blueprint's action.
 
 With ``--duplicate`` each cell is ``agents.evaluation.duplicate.duplicate_win_rate``
 instead: every deal played once with the search player in the rotating seat
-and once with its blueprint there, the heuristic in every other seat both
-times; the cell gives both rates and the mean paired difference (search minus
+and once with its blueprint there, the heuristic (``--others blueprint``: the
+blueprint) in every other seat both times; the cell gives both rates and the mean paired difference (search minus
 blueprint, per deal) with its 95% interval, which resolves a small gain with
 far fewer rounds than two separate win rates.
 """
@@ -56,12 +57,13 @@ def cell(args, worlds: int, opponent: str) -> dict:
 
 def duplicate_cell(args, worlds: int) -> dict:
     """The search player against its blueprint on the same deals (``--versus-uniform``: against the same search
-    dealing uniform worlds), the heuristic in the other seats."""
+    dealing uniform worlds), ``--others`` in the other seats."""
     player = search_player(args, worlds, args.belief)
     reference = (search_player(args, worlds) if args.versus_uniform
                  else agents.load(args.blueprint, args.players, seed=args.seed))
     start = time.perf_counter()
-    result = duplicate_win_rate(player, reference, agents.load("heuristic", args.players, seed=args.seed + 1),
+    others = args.blueprint if args.others == "blueprint" else "heuristic"
+    result = duplicate_win_rate(player, reference, agents.load(others, args.players, seed=args.seed + 1),
                                 args.players, rounds=args.rounds, seed=args.seed)
     seconds = time.perf_counter() - start
     result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
@@ -72,7 +74,7 @@ def print_duplicate_table(args) -> None:
     reference = "the same search with uniform worlds" if args.versus_uniform else "its blueprint"
     print(f"# search against {reference} in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, "
           f"rollout {args.rollout}, evidence {args.evidence}, belief {args.belief}, "
-          f"{args.rounds} deals a cell (each played twice), the heuristic in the other seats, seed {args.seed}; "
+          f"{args.rounds} deals a cell (each played twice), the {args.others} in the other seats, seed {args.seed}; "
           f"{datetime.date.today()}, {platform.machine()}")
     print("| worlds | search [95%] | reference [95%] | search − reference (points) [95%] | ms / decision | left blueprint |")
     print("|---|---|---|---|---|---|")
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="deal the search's worlds from a belief: 'shipped', 'certain' or a belief file (SearchAgent's belief)")
     parser.add_argument("--versus-uniform", action="store_true",
                         help="with --duplicate --belief: the reference is the same search dealing uniform worlds, not the blueprint")
+    parser.add_argument("--others", default="heuristic", choices=["heuristic", "blueprint"],
+                        help="with --duplicate: who plays the other seats (default: the heuristic)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duplicate", action="store_true", help="each cell in duplicate against the blueprint (module docstring)")
     args = parser.parse_args(argv)

@@ -423,3 +423,35 @@ def test_the_engine_pages_memory_figures_are_the_state_records():
     assert float(four) == round(state_bytes_per_game(4) / 1000, 1)
     assert float(events) == round(state_bytes_per_game(4, "events") / 1000, 1) == round(state_bytes_per_game(2, "events") / 1000, 1)
     assert int(megabytes) == round(int(games.replace(",", "")) * state_bytes_per_game(4) / 1e6)
+
+
+BELIEF_CARD = DOCS / "agents" / "belief.md"
+BELIEF_RUNS = {(2, 4): DOCS / "agents" / "belief_calibration_2_4.json",
+               (3, 6, 10): DOCS / "agents" / "belief_calibration_3_6_10.json"}
+
+
+def test_the_belief_cards_calibration_tables_are_its_runs_numbers():
+    """Each whole-round row of the card (players, opponent, decisions, then sq err, log-loss and Brier for each belief
+    in the run's order: certain, then the files) is the JSON that bench_belief.py --out wrote."""
+    import json
+
+    rows = re.findall(r"^\| (\d+) \| ([a-z-]+) \| ([\d,]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$", text(BELIEF_CARD), re.M)
+    assert len(rows) == 15  # 2 and 4 players, then 3, 6 and 10: three kinds of opponent each
+    checked = 0
+    for tables, path in BELIEF_RUNS.items():
+        runs = [row for row in json.loads(path.read_text()) if row["stage"] == "all"]
+        for players, opponent, decisions, *cells in rows:
+            if int(players) not in tables:
+                continue
+            found = [row for row in runs if row["players"] == int(players) and row["opponent"] == opponent]
+            assert {row["decisions"] for row in found} == {int(decisions.replace(",", ""))}
+            for metric, cell, digits in zip(("sq_err", "log_loss", "brier"), cells, (3, 3, 4)):
+                stated = [float(value.strip(" *")) for value in cell.split("/")]
+                beliefs = [row for row in found if row["belief"] == "certain"] + \
+                          [row for row in found if row["belief"] != "certain"]
+                if len(stated) < len(beliefs):  # 2 and 4 players: certain, the table's own file and belief_any
+                    own = f"belief_{players}p"
+                    beliefs = [b for b in beliefs if b["belief"] == "certain" or own in b["belief"] or "any" in b["belief"]]
+                assert stated == [round(b[metric], digits) for b in beliefs], (players, opponent, metric)
+            checked += 1
+    assert checked == 15
