@@ -82,6 +82,12 @@ class SeatedGame(Game):
             for seat, log in self.bot_logs.items():
                 log.extend(describe_events(events, self.agents, seat))
 
+    @property
+    def abandoned(self) -> bool:
+        """Whether a bot at the table was taken to be gone (``MAX_SILENT_MOVES`` moves in a row played for it):
+        the fallback agent, not the bot, played the game to its end."""
+        return any(silent >= MAX_SILENT_MOVES for silent in self.silent.values())
+
     def bot_to_act(self) -> int | None:
         """The bot seat to act now, or None (the game is over, or a person or an agent is to act)."""
         seat = None if self.over else int(self.engine.current_player[0])

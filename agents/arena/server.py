@@ -342,8 +342,15 @@ class Arena:
         return replay
 
     def open_replay(self, body: dict) -> dict:
-        """A record to replay: uploaded (the body is the record) or ``{"file": NAME}`` from the records folder."""
-        if set(body) == {"file"}:
+        """A record to replay: uploaded (the body is the record), ``{"file": NAME}`` from the records folder, or
+        ``{"game": ID}``, a finished game kept in the database (a live game is in no store: 404)."""
+        if set(body) == {"game"} and self.ladder is not None:
+            game_id = body["game"]
+            record = self.ladder.store.record(game_id) if isinstance(game_id, str) else None
+            if record is None:
+                raise ArenaError(f"no finished game {str(game_id)[:40]!r} in the arena's database", 404)
+            name = f"game {game_id}"
+        elif set(body) == {"file"}:
             name = body["file"]
             if not self.records.has(name):
                 raise ArenaError(f"no record {str(name)[:80]!r} in the records folder", 404)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -19,8 +18,7 @@ import time
 
 import httpx
 import pytest
-import uvicorn
-from arena_helpers import LOCAL, choose, play_through
+from arena_helpers import LOCAL, choose, play_through, served
 from starlette.testclient import TestClient
 
 from agents.arena import bot_client, create_app
@@ -31,31 +29,10 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this ma
 SCREENSHOTS = os.environ.get("HPUNO_ARENA_SCREENSHOTS")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("arena")
     return {"records": root / "records", "results": root / "results"}
-
-
-def served(app):
-    """uvicorn serving ``app`` on a free port of 127.0.0.1 in a thread; yields the base URL."""
-    port = free_port()
-    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    uvicorn_server.should_exit = True
-    thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")
