@@ -398,6 +398,39 @@ def test_a_person_plays_under_a_name_and_finds_it_on_the_ladder_tab(browser, lad
     assert errors == []
 
 
+def test_a_names_rating_history_is_plotted_a_point_a_rated_game(browser, ladder_server):
+    with httpx.Client(base_url=ladder_server, timeout=30) as client:
+        for seed in (11, 12, 13):  # three rated games of carol's, played over the API
+            created = client.post("/api/games", json={"players": 2, "opponents": ["random"], "seed": seed, "name": "carol"})
+            assert created.status_code == 200, created.text
+            assert play_through(client, created.json())[0]["over"]
+        history = client.get("/api/ladder/carol").json()["history"]
+    assert len(history) == 3
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_default_timeout(20_000)
+    open_page(page, ladder_server, "ladder")
+    page.click("#ladder-table button[data-history=carol]")
+    page.wait_for_selector("#ladder-plot circle.mu")
+    points = page.eval_on_selector_all("#ladder-plot circle.mu", "nodes => nodes.map(n => [n.dataset.game, Number(n.dataset.mu), "
+                                       "Number(n.getAttribute('cx')), Number(n.getAttribute('cy'))])")
+    assert [point[0] for point in points] == [entry["game"] for entry in history]
+    assert [point[1] for point in points] == pytest.approx([entry["mu"] for entry in history])
+    xs, ys = [point[2] for point in points], [point[3] for point in points]
+    assert xs == sorted(xs) and len(set(xs)) == 3
+    ranks = lambda values: sorted(range(3), key=values.__getitem__)  # noqa: E731
+    assert ranks([-y for y in ys]) == ranks([entry["mu"] for entry in history])  # a higher mu is drawn higher up
+    assert page.locator("#ladder-plot polygon.band").count() == 1 and "carol (person)" in page.inner_text("#ladder-history")
+    page.click("#ladder-table button[data-history=random]")  # another name: its own history replaces carol's
+    page.wait_for_selector("#ladder-history h3:has-text('random (agent)')")
+    assert page.locator("#ladder-plot circle.mu").count() == 3
+    screenshot(page, "ladder-history")
+    context.close()
+    assert errors == []
+
+
 def test_an_arena_without_a_database_shows_no_ladder(page, server):
     open_page(page, server, "play")
     assert not page.is_visible("#play-name") and not page.is_visible("#ladder-link")
