@@ -10,7 +10,8 @@ while different games run at once; the arena's tables of games and replays
 while a game moves. Games, watched games and replays live in memory under a
 random id, each with a random secret sent back as
 ``Authorization: Bearer SECRET``; idle ones are dropped after
-``idle_seconds``, and there are caps on live games and on a request's body.
+``idle_seconds``, and there are caps on live games (the arena's, and each client address's) and on each
+route's request body.
 
 With a database (``create_app(db=PATH)``, ``hpuno-arena --db PATH``) the
 arena is a ladder: ``agents.arena.store`` keeps every finished game's record,
