@@ -328,9 +328,9 @@ def test_a_slow_first_search_game_says_the_search_player_is_being_prepared(page,
     arena = app.state.arena
     release = threading.Event()
 
-    def held(body, person, make=arena.add_game):  # the game is made once the test has seen the notice
+    def held(body, person, client, make=arena.add_game):  # the game is made once the test has seen the notice
         assert release.wait(60), "the test never released the new game"
-        return make(body, person)
+        return make(body, person, client)
 
     arena.search_ready.clear()  # as while the command compiles the search player at start
     arena.add_game = held
