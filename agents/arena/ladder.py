@@ -4,10 +4,12 @@
 ``agents.available()`` (an agent file is not on the ladder). A name keeps one kind (``store.check_name``'s
 rules; a person cannot take an agent's or a bot's name, nor ``"you"``, the arena's unnamed person).
 
-**Which games count.** A live game played to its end by its players (outcome ``terminated``: not one truncated,
-dropped idle or saved unfinished when the arena stopped, nor one a bot left: ``SeatedGame.abandoned``) with a
-person or a bot in it, every seat of which is on the ladder (a named person, bots, agents by name). A game that
-does not count is stored all the same, and changes no rating and no duplicate score.
+**Which games count.** A live game played to its end (outcome ``terminated``: not one truncated, dropped idle or
+saved unfinished when the arena stopped) with a person or a bot in it, every seat of which is on the ladder (a named
+person, bots, agents by name). A game that does not count is stored all the same, and changes no rating and no
+duplicate score. A bot that left a game (``SeatedGame.left_seats``: its clock played its moves to the end) is ranked
+last in it whatever the fallback's moves made of its hand, and has no duplicate score for it: going silent never
+saves a bot a loss.
 Its standing (``standing``): the winners (the kernel's round or match winners) first, then the others by
 their points: a round's losers by the card points left in their hands (fewer is better), a match's by their
 match score (higher is better; lower under ``scoring="lowest"``). Seats on the same points share a rank.
@@ -142,19 +144,23 @@ class Ladder:
         return name
 
     @staticmethod
-    def rated(record: dict, seats: Sequence[tuple[str | None, str]], abandoned: bool = False) -> bool:
+    def rated(record: dict, seats: Sequence[tuple[str | None, str]]) -> bool:
         """Whether the ladder rates this game (module docstring, "Which games count")."""
-        return (record["outcome"] == "terminated" and not abandoned and all(name is not None for name, _ in seats)
+        return (record["outcome"] == "terminated" and all(name is not None for name, _ in seats)
                 and any(kind != "agent" for _, kind in seats))
 
-    def add_game(self, game_id: str, record: dict, seats: Sequence[tuple[str | None, str]], abandoned: bool = False) -> bool:
+    def add_game(self, game_id: str, record: dict, seats: Sequence[tuple[str | None, str]],
+                 left_seats: Sequence[int] = ()) -> bool:
         """Store a finished game (any outcome) and, if it counts, rate it and queue its duplicates; True if rated.
-        ``abandoned``: a player left it (a bot taken to be gone), so it does not count."""
-        rated = self.rated(record, seats, abandoned)
+        ``left_seats``: bots that left it, ranked last (module docstring, "Which games count")."""
+        rated = self.rated(record, seats)
         ranks = final_standing(record)[1] if record["outcome"] == "terminated" else None
+        if ranks is not None and left_seats:
+            last = max(ranks) + 1
+            ranks = [last if seat in left_seats else rank for seat, rank in enumerate(ranks)]
         names = [name for name, _ in seats]
         rate = (lambda before: rate_table(self.model, before, names, ranks)) if rated else None
-        duplicates = [seat for seat, (_, kind) in enumerate(seats) if kind != "agent"
+        duplicates = [seat for seat, (_, kind) in enumerate(seats) if kind != "agent" and seat not in left_seats
                       and all(other == "agent" for index, (_, other) in enumerate(seats) if index != seat)]
         rated = self.store.add_game(game_id, record, seats, ranks, rate, duplicates if rated else [], self.default)
         if rated and duplicates:
@@ -166,8 +172,8 @@ class Ladder:
         the game's lock. A game the store refuses (a record over its limit) is said on stderr and not stored:
         the person's answer does not fail for it."""
         try:
-            abandoned = isinstance(game, SeatedGame) and game.abandoned
-            return self.add_game(game.game_id, game.record(), seats_of(game), abandoned)
+            left_seats = game.left_seats if isinstance(game, SeatedGame) else []
+            return self.add_game(game.game_id, game.record(), seats_of(game), left_seats)
         except ArenaError as error:
             print(f"hpuno arena: game {game.game_id} is not stored: {error}", file=sys.stderr)
             return False

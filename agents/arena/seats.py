@@ -83,10 +83,10 @@ class SeatedGame(Game):
                 log.extend(describe_events(events, self.agents, seat))
 
     @property
-    def abandoned(self) -> bool:
-        """Whether a bot at the table was taken to be gone (``MAX_SILENT_MOVES`` moves in a row played for it):
-        the fallback agent, not the bot, played the game to its end."""
-        return any(silent >= MAX_SILENT_MOVES for silent in self.silent.values())
+    def left_seats(self) -> list[int]:
+        """The bots' seats taken to be gone (``MAX_SILENT_MOVES`` moves in a row played for them): the fallback
+        agent, not the bot, played them to the end, and the ladder ranks them last."""
+        return sorted(seat for seat, silent in self.silent.items() if silent >= MAX_SILENT_MOVES)
 
     def bot_to_act(self) -> int | None:
         """The bot seat to act now, or None (the game is over, or a person or an agent is to act)."""

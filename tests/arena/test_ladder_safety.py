@@ -64,6 +64,25 @@ def test_games_not_played_to_their_end_change_no_rating_and_no_duplicate(tmp_pat
     person_moves(client, stopped, made["token"], 1)
     arena.stop()  # the arena stops mid-game: saved unfinished
 
+    stored = {row["game"]: row for row in store.games()}
+    assert [stored[game.game_id]["outcome"] for game in (idle, stopped)] == ["unfinished", "unfinished"]
+    assert not any(stored[game.game_id]["rated"] for game in (idle, stopped))
+    assert ladder_state(store) == empty and client.get("/api/ladder").json()["players"][0]["games"] == 0
+
+    counted, made = new_game(client, app, name="dave", seed=4)  # played to its end: it counts
+    person_moves(client, counted, made["token"])
+    assert counted.over and stored_rated(store, counted.game_id)
+    assert {row["name"]: row["games"] for row in store.players()} == {"zeta": 0, "dave": 1, "heuristic": 1}
+    assert [seat for _, seat, _, _ in store.pending_duplicates(100)] == [0]
+
+
+def test_a_bot_that_leaves_a_game_is_ranked_last_and_gets_no_duplicate(tmp_path):
+    clock = FakeClock()
+    app = ladder_app(tmp_path, clock=clock, bot_move_seconds=10)
+    client = TestClient(app, base_url=LOCAL)
+    arena = app.state.arena
+    store = arena.ladder.store
+    assert client.post("/api/bots", json={"name": "zeta"}).status_code == 200
     left, made = new_game(client, app, name="carol", seed=3, opponents=["bot:zeta"])  # the bot never answers
     for _ in range(5000):
         if left.over:
@@ -71,19 +90,14 @@ def test_games_not_played_to_their_end_change_no_rating_and_no_duplicate(tmp_pat
         person_moves(client, left, made["token"])
         if left.bot_to_act() is not None:
             clock.now += 11
-            assert arena.bots.check_clocks() >= 1  # (bob's game, kept in memory after the stop, waits for zeta too)
-    assert left.over and left.abandoned and left.record()["outcome"] == "terminated"
-    stored = {row["game"]: row for row in store.games()}
-    assert [stored[game.game_id]["outcome"] for game in (idle, stopped, left)] == ["unfinished", "unfinished", "terminated"]
-    assert not any(stored[game.game_id]["rated"] for game in (idle, stopped, left))
-    assert ladder_state(store) == empty and client.get("/api/ladder").json()["players"][0]["games"] == 0
-    assert store.timeouts("zeta") > 0  # the bot's silence is recorded all the same
-
-    counted, made = new_game(client, app, name="dave", seed=4)  # played to its end: it counts
-    person_moves(client, counted, made["token"])
-    assert counted.over and stored_rated(store, counted.game_id)
-    assert {row["name"]: row["games"] for row in store.players()} == {"zeta": 0, "dave": 1, "heuristic": 1}
-    assert [seat for _, seat, _, _ in store.pending_duplicates(100)] == [0]
+            assert arena.bots.check_clocks() == 1
+    assert left.over and left.left_seats == [1] and left.record()["outcome"] == "terminated"
+    assert stored_rated(store, left.game_id) and store.timeouts("zeta") > 0
+    ranks = {row["name"]: row["rank"] for row in store.seats(left.game_id)}
+    assert ranks["zeta"] > ranks["carol"]  # last, whoever the fallback's moves made the winner
+    ratings = {row["name"]: row["mu"] for row in store.players()}
+    assert ratings["zeta"] < ratings["carol"]
+    assert store.pending_duplicates(100) == []  # none for the bot that left (nor for carol: a bot was at her table)
 
 
 def stored_rated(store, game_id: str) -> bool:
@@ -243,4 +257,3 @@ def test_ladder_and_bot_errors_name_no_server_path(tmp_path, monkeypatch):
 def test_the_ladder_rates_only_a_terminated_outcome(outcome):
     seats = [("alice", "person"), ("heuristic", "agent")]
     assert Ladder.rated({"outcome": "terminated"}, seats) and not Ladder.rated({"outcome": outcome}, seats)
-    assert not Ladder.rated({"outcome": "terminated"}, seats, abandoned=True)
