@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import agents
-from agents.training.train import main
-from agents.training.options import Args
-from agents.training.universal import parse_table_weights, parse_tables, parse_teachers, step_size, table_games, training_tables
+from agents.training.options import learning_rate
+from agents.training.train import main, parse_args, run_tables
+from agents.training.universal import parse_table_weights, parse_tables, parse_teachers, table_games, training_tables
 from hpuno_env import VectorEngine
 
 SMALL = ["--tables", "2,3,6", "--house-tables", "2", "--warm-start-decisions", "4000", "--envs", "25", "--n-steps", "32", "--batch-size", "256", "--net-arch", "32",
@@ -46,10 +46,12 @@ def test_bad_tables_are_refused():
     assert parse_tables("", "--house-tables") == []
 
 
-def test_the_step_is_constant_for_a_quarter_of_the_run_then_falls_to_the_final_one():
-    args = Args(learning_rate=4e-4, final_learning_rate=0.0, timesteps=1000)
-    assert [step_size(args, steps) for steps in (0, 250, 625, 1000, 2000)] == pytest.approx([4e-4, 4e-4, 2e-4, 0.0, 0.0])
-    assert step_size(Args(learning_rate=4e-4, timesteps=1000), 900) == 4e-4
+def test_the_step_is_constant_for_a_quarter_of_the_run_then_falls_to_the_final_one(tmp_path):
+    argv = ["--tables", "2,3", "--out", str(tmp_path / "run"), "--learning-rate", "4e-4", "--timesteps", "1000"]
+    assert learning_rate(run_tables(parse_args(argv), argv)[0].ppo) == 4e-4  # no final step: constant
+    argv += ["--final-learning-rate", "0"]
+    step = learning_rate(run_tables(parse_args(argv), argv)[0].ppo)  # a function of SB3's progress_remaining
+    assert [step(1 - steps / 1000) for steps in (0, 250, 625, 1000, 2000)] == pytest.approx([4e-4, 4e-4, 2e-4, 0.0, 0.0])
 
 
 def test_house_tables_without_tables_are_refused(capsys):
