@@ -61,7 +61,7 @@ class Args:
                                      "and the live weights, drawn per game and seat), a saved agent file's path, or a mixture "
                                      "NAME=WEIGHT,NAME=WEIGHT of those players and files (each game's opponents all drawn from "
                                      "one of them with probability proportional to its weight: agents.training.league.Mixture). A universal "
-                                     "run takes heuristic (its default) or league (agents/training/universal_league.py)")
+                                     "run takes heuristic (its default) or league (agents/training/league.py: specialist_league)")
     rule: tuple[str, ...] = option((), "a rules option NAME=VALUE, repeatable, e.g. --rule uno_penalty=4 --rule wd4_bluffing=false "
                                        "(the syntax of the tournament and agents.play; docs/rules.md, \"The options\")")
     rules: str = option("{}", 'the same rules options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')

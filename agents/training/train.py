@@ -17,13 +17,15 @@
     python train.py --help                           # every option and its default
 
 Reads top to bottom: this module checks the options (``Args``, agents/training/options.py; a bad one is refused
-before torch or the rules kernel load) and holds the run folder (run_folder.py); ``train_in_folder``
-(agents/training/run.py) is the run: config.json, the environment and its opponents (opponents.py), the model
-(model.py: new or resumed; a new one warm-started by behaviour cloning unless told not to,
-agents/training/imitation.py; with --critic hands its critic also reads the other seats' hidden hands,
-agents/training/critic.py), learning (learn.py: progress bar, logs, periodic evaluation, atomic checkpoints;
-Ctrl-C saves one and prints how to resume), then the final evaluation table, which includes the shipped champions
-(final_table.py), and the exported agent.
+before torch or the rules kernel load), hands them on in slices (run, PPO, warm start, opponents, evaluation:
+``training_options``), builds the tables the run trains at (one table of --players, tables.py, or the mixture of
+--tables, universal.py) and holds the run folder (run_folder.py); ``train_in_folder`` (agents/training/run.py) is
+the one loop either runs: the environment, the model (model.py: new or resumed; a new one warm-started by
+behaviour cloning unless told not to, agents/training/imitation.py; with --critic hands its critic also reads the
+other seats' hidden hands, agents/training/critic.py), the opponents (opponents.py, or a league at each table:
+league.py) and config.json, learning (learn.py: progress bar, logs, the learning curve, atomic checkpoints; Ctrl-C
+saves one and prints how to resume), then the final evaluation (a single table's includes the shipped champions:
+final_table.py) and the exported agent.
 
 Writes into --out:
   checkpoint.zip     SB3 checkpoint for --resume; loading it unpickles, so resume only your own runs

@@ -11,6 +11,7 @@ import pytest
 
 import agents
 from agents.training.options import learning_rate
+from agents.training.run_folder import run_files
 from agents.training.train import main, parse_args, run_tables
 from agents.training.universal import parse_table_weights, parse_tables, parse_teachers, table_games, training_tables
 from hpuno_env import VectorEngine
@@ -28,6 +29,9 @@ def test_a_universal_run_checkpoints_resumes_and_exports(tmp_path):
     labels = {"2", "3", "6", "2 house", "2 house classic"}
     assert {row["table"] for row in rows} == labels
     assert {int(row["timesteps"]) for row in rows} == {0, 1600, 3200}  # 0: after the warm start
+    with open(f"{out}/losses.csv") as file:  # train.py's one loop: the same logs as a single table's
+        assert [int(row["timesteps"]) for row in csv.DictReader(file)] == [800, 1600, 2400, 3200]
+    assert f"{out}/table_evaluations.csv" in run_files(out)  # --overwrite removes it with the rest of the run
     config = json.load(open(f"{out}/config.json"))
     assert config["warm_start"]["decisions"] == 4000 and len(config["commands"]) == 2
     agent = agents.load(f"{out}/agent.safetensors", num_players=4, seed=0)
