@@ -2,8 +2,10 @@
 --resume takes from the run's config.json, and the check of every option before anything is written.
 
 ``parse_args`` (agents.training.train) reads a command line into ``Args`` with these; the values that follow from
-the options (the torch device, the update's thread count, the learning-rate schedule, an opponent mixture's
-weights) are computed here too, so each has one home.
+the options (the torch device, the update's thread count, the learning-rate schedule ``StepSize``, an opponent
+mixture's weights) are computed here too, so each has one home. ``training_options`` slices checked ``Args`` into
+small frozen dataclasses (``TrainingOptions``: run, PPO, warm start, opponents, evaluation), the only form in which
+the options travel into the run.
 
 The checks come in two steps: ``argument_problem`` needs nothing heavier than numpy, so a mistyped count, rules
 option, player name or folder is refused in about half a second; ``loaded_problem`` then loads what the rest needs

@@ -23,6 +23,7 @@ mixture measures, and snapshots, the weights that the update after that step lea
 from __future__ import annotations
 
 import warnings
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import partial
 
@@ -53,12 +54,12 @@ class TrainingTable:
     rules: dict
 
 
-class Tables:
-    """What the training loop asks of the tables of a run (module docstring); ``OneTable`` and ``TableMixture``."""
+class Tables(ABC):
+    """What the training loop asks of the tables of a run (module docstring): ``OneTable`` and ``TableMixture``."""
 
-    universal = False
     evaluations_file, evaluation_columns = "evaluations.csv", EVALUATION_COLUMNS
     evaluates_after_update = False
+    final_description = ""  # the final evaluation's size, after its rounds: "rounds a cell, seats rotated"
 
     def __init__(self, options: TrainingOptions, tables: list[TrainingTable]):
         self.options, self.tables = options, tables
@@ -69,8 +70,51 @@ class Tables:
         """The first table's league, or None: its snapshots are every table's (a checkpoint records them)."""
         return self.leagues[0] if self.leagues else None
 
+    @property
+    @abstractmethod
+    def kernel_players(self) -> int:
+        """The player count the "rules kernel" step loads the compiled rules for."""
+
+    @abstractmethod
+    def game_env(self):
+        """The vec env the learner plays (its games seeded with --seed)."""
+
+    @abstractmethod
+    def fit_description(self) -> str | None:
+        """What the fit before PPO (``warm_start``) does, or None where there is none."""
+
+    @abstractmethod
+    def warm_start(self, model, config: dict) -> float:
+        """The fit before PPO, recorded in ``config``; the seconds it took."""
+
+    @abstractmethod
+    def install_opponents(self, model, game_env, state: dict) -> None:
+        """Who plays the other seats of ``game_env``; a league's snapshots those of the checkpoint ``state``."""
+
+    @abstractmethod
+    def add_to_config(self, config: dict, game_env) -> None:
+        """What config.json says of the tables, beyond the options."""
+
+    @abstractmethod
+    def describe(self, game_env) -> str:
+        """The tables, as the line that starts PPO names them."""
+
+    @abstractmethod
+    def evaluate(self, training, start: bool = False) -> dict[str, float]:
+        """A point of the learning curve (``start``: the fitted network's), written to ``training.evaluations``;
+        {name: win rate} for the progress bar."""
+
+    @abstractmethod
+    def final_evaluation(self, model, training) -> dict:
+        """The final evaluation, its rows in ``training.evaluations``; what the agent file's metadata says of it."""
+
+    @abstractmethod
     def export(self, model, path: str, **metadata) -> dict:
-        raise NotImplementedError
+        """Write the live model as an agent file for these tables (the agent, or a league snapshot)."""
+
+    @abstractmethod
+    def loading_hint(self, path: str) -> str:
+        """How to load the agent at ``path``."""
 
     def frozen_learner(self, model, name: str) -> list[TrainedAgent]:
         """The learner frozen as the league snapshot NAME (OUT/league/NAME.safetensors): its agent at each table."""
@@ -101,6 +145,8 @@ class Tables:
 class OneTable(Tables):
     """One table of --players seats under the run's rules: the learner in a random seat, --opponent in the others;
     the curve against CURVE_OPPONENTS, the final table against the fixed players and the held-out one."""
+
+    final_description = "rounds a cell, seats rotated"
 
     def __init__(self, options: TrainingOptions):
         run = options.run
@@ -165,8 +211,6 @@ class OneTable(Tables):
                 tqdm.write(f"league: {verdict['added']} added at {training.num_timesteps} steps (beat {verdict['strongest']} "
                            f"{verdict['results'][verdict['strongest']]['win_rate']:.1%})")
         return latest
-
-    final_description = "rounds a cell, seats rotated"
 
     def final_evaluation(self, model, training) -> dict:
         """The final table (final_table.py), its row of this run ending the learning curve; the agent file's summary."""

@@ -229,7 +229,6 @@ def fit_to_teachers(model: MaskablePPO, options: TrainingOptions, tables: list[T
 class TableMixture(Tables):
     """A run at a mixture of tables (module docstring): the ``Tables`` case of --tables and --recipe universal."""
 
-    universal = True
     evaluations_file, evaluation_columns = "table_evaluations.csv", TABLE_EVALUATION_COLUMNS
     evaluates_after_update = True
     final_description = "rounds a table against the heuristic"
