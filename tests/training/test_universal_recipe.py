@@ -141,3 +141,14 @@ def test_a_league_run_plays_heuristic_snapshots_and_specialists_and_resumes_them
 def test_a_universal_run_takes_only_the_heuristic_or_a_league(tmp_path, capsys):
     assert main([*TWO_TABLES, "--opponent", "random", "--out", str(tmp_path / "run"), "--timesteps", "512"]) == 2
     assert "--opponent in a universal run" in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
+def test_the_universal_step_anneals_at_every_update_and_the_fitted_network_is_measured_with_no_eval_every(tmp_path):
+    out = tmp_path / "run"
+    assert main([*TWO_TABLES, "--eval-every", "0", "--learning-rate", "3e-4", "--final-learning-rate", "0",
+                 "--out", str(out), "--timesteps", "2048"]) == 0
+    with open(out / "losses.csv") as file:  # rollouts of 512 steps: the schedule at 512, 1024, 1536 and 2048 steps
+        steps = [float(row["learning_rate"]) for row in csv.DictReader(file)]
+    assert steps == pytest.approx([3e-4, 2e-4, 1e-4, 0.0], abs=1e-9)
+    with open(out / "table_evaluations.csv") as file:  # the fitted network's point, then the final evaluation's
+        assert [int(row["timesteps"]) for row in csv.DictReader(file)] == [0, 0, 2048, 2048]
