@@ -233,6 +233,11 @@ async def read_body(request: Request, limit: int | None = None) -> dict:
     return body
 
 
+def client_address(request: Request) -> str:
+    """Who a request comes from, for the per-client limits (bots made, live games held): its peer's address."""
+    return request.client.host if request.client else "unknown"
+
+
 def ladder_routes(ladder: Ladder, bots: Bots) -> APIRouter:
     """The ladder's and the bots' routes (module docstring); the app's ``ArenaError`` handler answers their errors."""
     router = APIRouter()
@@ -250,8 +255,7 @@ def ladder_routes(ladder: Ladder, bots: Bots) -> APIRouter:
         body = await read_body(request, MAX_BOT_BODY_BYTES)
         if set(body) != {"name"}:
             raise ArenaError(f"the body must be {{\"name\": NAME}}, got the field(s) {sorted(body)}")
-        client = request.client.host if request.client else "unknown"
-        return {"token": await run_in_threadpool(bots.create, body["name"], client)}
+        return {"token": await run_in_threadpool(bots.create, body["name"], client_address(request))}
 
     @router.get("/api/bots/turns")
     async def bot_turns(request: Request, wait: float = 0.0):

@@ -22,7 +22,7 @@ import sys
 from typing import NoReturn
 
 from .folders import RecordFolder
-from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
+from .limits import IDLE_SECONDS, MAX_GAMES, MAX_GAMES_PER_CLIENT, MAX_RECORDS
 from .store import DEFAULT_DB, Store, StoreError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--results", metavar="DIR",
                         help="a tournament's --out folder (results.json, PNG plots), or a folder of such folders, for the leaderboard")
     parser.add_argument("--max-games", type=int, default=MAX_GAMES, help=f"live games at once (default {MAX_GAMES})")
+    parser.add_argument("--max-games-per-client", type=int, default=MAX_GAMES_PER_CLIENT, metavar="N",
+                        help=f"live games one client address holds at once (default {MAX_GAMES_PER_CLIENT})")
     parser.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES,
                         help=f"drop a game idle this long (default {IDLE_MINUTES})")
     parser.add_argument("--allow-decks", action="store_true",
@@ -71,7 +73,8 @@ def checked(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not 0 < args.port < 65536:
         refuse(parser, f"--port must be in [1, 65535], got {args.port}")
-    for option, value in (("--max-games", args.max_games), ("--max-records", args.max_records)):
+    for option, value in (("--max-games", args.max_games), ("--max-games-per-client", args.max_games_per_client),
+                          ("--max-records", args.max_records)):
         if value < 1:
             refuse(parser, f"{option} must be a positive int, got {value}")
     if not math.isfinite(args.idle_minutes) or args.idle_minutes <= 0:
@@ -163,7 +166,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)  # one small network call per move: a second thread only contends
     app = create_app(records=args.records, results=args.results, max_games=args.max_games, idle_seconds=args.idle_minutes * 60,
                      allow_decks=args.allow_decks, max_records=args.max_records, hosts=hosts, prepare_search=True,
-                     db=args.db)
+                     db=args.db, max_games_per_client=args.max_games_per_client)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"hpuno arena: http://{shown}:{args.port}/ (Ctrl-C stops it)", flush=True)
     status = served_until_stopped(app, sock)

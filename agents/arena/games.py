@@ -229,6 +229,7 @@ class Game:
     record_error: str | None = None  # why the record could not be saved (the folder full, or not writable)
     last_move: dict | None = None
     winner: str | None = None  # of the last round ended (of the match, once it ends)
+    client: str | None = None  # the address that made the game: the arena's per-client cap counts its live games
 
     def __post_init__(self):
         self.agents = self.engine.agents

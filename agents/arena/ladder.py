@@ -4,8 +4,12 @@
 ``agents.available()`` (an agent file is not on the ladder). A name keeps one kind (``store.check_name``'s
 rules; a person cannot take an agent's or a bot's name, nor ``"you"``, the arena's unnamed person).
 
-**Which games count.** A finished live game (outcome ``terminated``: no truncated or abandoned game) with a
-person or a bot in it, every seat of which is on the ladder (a named person, bots, agents by name).
+**Which games count.** A live game played to its end (outcome ``terminated``: not one truncated, dropped idle or
+saved unfinished when the arena stopped) with a person or a bot in it, every seat of which is on the ladder (a named
+person, bots, agents by name). A game that does not count is stored all the same, and changes no rating and no
+duplicate score. A bot that left a game (``SeatedGame.left_seats``: its clock played its moves to the end) is ranked
+last in it whatever the fallback's moves made of its hand, and has no duplicate score for it: going silent never
+saves a bot a loss.
 Its standing (``standing``): the winners (the kernel's round or match winners) first, then the others by
 their points: a round's losers by the card points left in their hands (fewer is better), a match's by their
 match score (higher is better; lower under ``scoring="lowest"``). Seats on the same points share a rank.
@@ -145,13 +149,18 @@ class Ladder:
         return (record["outcome"] == "terminated" and all(name is not None for name, _ in seats)
                 and any(kind != "agent" for _, kind in seats))
 
-    def add_game(self, game_id: str, record: dict, seats: Sequence[tuple[str | None, str]]) -> bool:
-        """Store a finished game (any outcome) and, if it counts, rate it and queue its duplicates; True if rated."""
+    def add_game(self, game_id: str, record: dict, seats: Sequence[tuple[str | None, str]],
+                 left_seats: Sequence[int] = ()) -> bool:
+        """Store a finished game (any outcome) and, if it counts, rate it and queue its duplicates; True if rated.
+        ``left_seats``: bots that left it, ranked last (module docstring, "Which games count")."""
         rated = self.rated(record, seats)
         ranks = final_standing(record)[1] if record["outcome"] == "terminated" else None
+        if ranks is not None and left_seats:
+            last = max(ranks) + 1
+            ranks = [last if seat in left_seats else rank for seat, rank in enumerate(ranks)]
         names = [name for name, _ in seats]
         rate = (lambda before: rate_table(self.model, before, names, ranks)) if rated else None
-        duplicates = [seat for seat, (_, kind) in enumerate(seats) if kind != "agent"
+        duplicates = [seat for seat, (_, kind) in enumerate(seats) if kind != "agent" and seat not in left_seats
                       and all(other == "agent" for index, (_, other) in enumerate(seats) if index != seat)]
         rated = self.store.add_game(game_id, record, seats, ranks, rate, duplicates if rated else [], self.default)
         if rated and duplicates:
@@ -163,7 +172,8 @@ class Ladder:
         the game's lock. A game the store refuses (a record over its limit) is said on stderr and not stored:
         the person's answer does not fail for it."""
         try:
-            return self.add_game(game.game_id, game.record(), seats_of(game))
+            left_seats = game.left_seats if isinstance(game, SeatedGame) else []
+            return self.add_game(game.game_id, game.record(), seats_of(game), left_seats)
         except ArenaError as error:
             print(f"hpuno arena: game {game.game_id} is not stored: {error}", file=sys.stderr)
             return False

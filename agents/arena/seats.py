@@ -82,6 +82,12 @@ class SeatedGame(Game):
             for seat, log in self.bot_logs.items():
                 log.extend(describe_events(events, self.agents, seat))
 
+    @property
+    def left_seats(self) -> list[int]:
+        """The bots' seats taken to be gone (``MAX_SILENT_MOVES`` moves in a row played for them): the fallback
+        agent, not the bot, played them to the end, and the ladder ranks them last."""
+        return sorted(seat for seat, silent in self.silent.items() if silent >= MAX_SILENT_MOVES)
+
     def bot_to_act(self) -> int | None:
         """The bot seat to act now, or None (the game is over, or a person or an agent is to act)."""
         seat = None if self.over else int(self.engine.current_player[0])

@@ -10,7 +10,8 @@ while different games run at once; the arena's tables of games and replays
 while a game moves. Games, watched games and replays live in memory under a
 random id, each with a random secret sent back as
 ``Authorization: Bearer SECRET``; idle ones are dropped after
-``idle_seconds``, and there are caps on live games and on a request's body.
+``idle_seconds``, and there are caps on live games (the arena's, and each client address's) and on each
+route's request body.
 
 With a database (``create_app(db=PATH)``, ``hpuno-arena --db PATH``) the
 arena is a ladder: ``agents.arena.store`` keeps every finished game's record,
@@ -29,6 +30,7 @@ import pathlib
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
@@ -47,16 +49,18 @@ from hpuno_env.options import (
 )
 from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
-from .bots import MOVE_SECONDS, Bots, ladder_routes, read_body
+from .bots import MOVE_SECONDS, Bots, client_address, ladder_routes, read_body
 from .folders import MAX_PAGE, PAGE, RecordFolder
 from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, prepare_search, record_frames
 from .ladder import Ladder
-from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
+from .limits import IDLE_SECONDS, MAX_GAMES, MAX_GAMES_PER_CLIENT, MAX_RECORDS
 from .seats import BOT_PREFIX, make_seated_game
 from .store import Store
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 2 * 2**20  # a request body (an uploaded record is the biggest: a long match is a few hundred kB)
+MAX_GAME_BODY_BYTES = 64 * 2**10  # a new game: rules, nine opponents' names or file paths, a stacked deck's 112 labels
+MAX_ACTION_BODY_BYTES = 1024  # {"action": LABEL}
 MAX_REPLAYS = 50
 MAX_REPLAY_TOTAL = 200_000  # frames of all live replays together (a replay keeps 60-240 bytes a frame: 2-10 players)
 STOP_WAIT = 10.0  # seconds the arena, stopping, waits for a game's request under way before saving the game
@@ -160,17 +164,20 @@ class Arena:
     held only for quick reads and writes of them; a game's own work is done under the game's ``lock``."""
 
     def __init__(self, records: str, results: str | None, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
-                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS):
+                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS,
+                 max_games_per_client: int = MAX_GAMES_PER_CLIENT):
         self.records = RecordFolder(records, max_records, clock)
         self.records.check_writable()  # refused at start, not after a game's last move
         self.results = pathlib.Path(results) if results else None
         self.max_games = max_games
+        self.max_games_per_client = max_games_per_client
         self.idle_seconds = idle_seconds
         self.allow_decks = allow_decks  # a stacked deck in POST /api/games (tests, demonstrations)
         self.clock = clock
         self.games: dict[str, Game] = {}
         self.replays: dict[str, ReplaySession] = {}
         self.making = 0  # games being made now (outside the lock): they count against the cap already
+        self.making_by_client: Counter[str] = Counter()  # the same, per client address (the per-client cap)
         self.opening = 0  # replays being opened now (outside the lock), counted as making is
         self.replay_frames = 0  # frames of the live replays and of those being opened
         self.lock = threading.Lock()
@@ -199,9 +206,14 @@ class Arena:
             with game.lock:
                 self.save(game)
 
-    def _reserve_game(self) -> None:
-        """Count a game about to be made against the cap (finished games make room first; a played one is saved)."""
+    def _reserve_game(self, client: str) -> None:
+        """Count a game about to be made against the caps: the arena's (finished games make room first) and its
+        client's (live games: unfinished ones)."""
         with self.lock:
+            held = self.making_by_client[client] + sum(1 for game in self.games.values() if game.client == client and not game.over)
+            if held >= self.max_games_per_client:
+                raise ArenaError(f"this client holds {held} live games already, the most one client may hold at once "
+                                 f"(--max-games-per-client {self.max_games_per_client}): finish one, or let one go idle", 429)
             if len(self.games) + self.making >= self.max_games:
                 for game_id, _ in sorted(((i, g.touched) for i, g in self.games.items() if g.over), key=lambda item: item[1]):
                     del self.games[game_id]
@@ -210,8 +222,9 @@ class Arena:
             if len(self.games) + self.making >= self.max_games:
                 raise ArenaError(f"the arena holds {self.max_games} live games already: try again later", 429)
             self.making += 1
+            self.making_by_client[client] += 1
 
-    def add_game(self, body: dict, person: bool) -> Game:
+    def add_game(self, body: dict, person: bool, client: str) -> Game:
         self.sweep()
         known = {"players", "opponents", "rules", "seed", "deck"} if person else {"players", "agents", "rules", "seed"}
         if person and self.ladder is not None:
@@ -227,9 +240,10 @@ class Arena:
             raise ArenaError("seed: a person's game is dealt at random on this arena (a watched game with the same seed "
                              "would show its hands); start the arena with --allow-decks to choose deals", 403)
         names = body.get("opponents", ["heuristic"]) if person else body.get("agents", ["heuristic"])
-        self._reserve_game()
+        self._reserve_game(client)
         try:  # made outside the lock: the agents' first replies (a person's game) may take a while
             game = self._make_game(body, names, person, deck)
+            game.client = client
             if game.over:
                 self.save(game)
             game.touched = self.clock()
@@ -238,6 +252,9 @@ class Arena:
         finally:
             with self.lock:
                 self.making -= 1
+                self.making_by_client[client] -= 1
+                if not self.making_by_client[client]:
+                    del self.making_by_client[client]
         return game
 
     def _make_game(self, body: dict, names, person: bool, deck) -> Game:
@@ -326,8 +343,15 @@ class Arena:
         return replay
 
     def open_replay(self, body: dict) -> dict:
-        """A record to replay: uploaded (the body is the record) or ``{"file": NAME}`` from the records folder."""
-        if set(body) == {"file"}:
+        """A record to replay: uploaded (the body is the record), ``{"file": NAME}`` from the records folder, or
+        ``{"game": ID}``, a finished game kept in the database (a live game is in no store: 404)."""
+        if set(body) == {"game"} and self.ladder is not None:
+            game_id = body["game"]
+            record = self.ladder.store.record(game_id) if isinstance(game_id, str) else None
+            if record is None:
+                raise ArenaError(f"no finished game {str(game_id)[:40]!r} in the arena's database", 404)
+            name = f"game {game_id}"
+        elif set(body) == {"file"}:
             name = body["file"]
             if not self.records.has(name):
                 raise ArenaError(f"no record {str(name)[:80]!r} in the records folder", 404)
@@ -452,15 +476,16 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
                clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = (),
                prepare_search: bool = False, db: str | os.PathLike | None = None,
-               bot_move_seconds: float = MOVE_SECONDS) -> FastAPI:
+               bot_move_seconds: float = MOVE_SECONDS, max_games_per_client: int = MAX_GAMES_PER_CLIENT) -> FastAPI:
     """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
     ``SameSite``); with ``prepare_search`` it compiles the search player in a thread when it starts (the page says
-    so while it does). With ``db`` (a SQLite file, made if missing) it is a ladder (module docstring): bots get
+    so while it does). One client address holds at most ``max_games_per_client`` live games. With ``db`` (a SQLite file, made if missing) it is a ladder (module docstring): bots get
     ``bot_move_seconds`` a move. ValueError (one line) when the records folder cannot be written;
     ``store.StoreError`` when ``db`` is no database this arena can use."""
     max_games, max_records = check_positive_int(max_games, "max_games"), check_positive_int(max_records, "max_records")
+    max_games_per_client = check_positive_int(max_games_per_client, "max_games_per_client")
     idle_seconds = check_finite(idle_seconds, "idle_seconds", low=0, low_open=True)  # NaN: games that never expire
-    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
+    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records, max_games_per_client)
     if not prepare_search:
         arena.search_ready.set()
     store = None if db is None else Store(db)
@@ -525,7 +550,8 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
 
     @app.post("/api/games")
     async def new_game(request: Request):
-        game = await run_in_threadpool(arena.add_game, await read_body(request), True)
+        body = await read_body(request, MAX_GAME_BODY_BYTES)
+        game = await run_in_threadpool(arena.add_game, body, True, client_address(request))
         return {"game": game.game_id, "seat": game.person, "token": game.token}
 
     async def bots_request(authorization: str | None) -> bool:
@@ -543,13 +569,14 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
     async def act(game_id: str, request: Request):
         authorization = request.headers.get("authorization")
         if await bots_request(authorization):
-            return await run_in_threadpool(arena.bots.act, game_id, authorization, await read_body(request))
+            return await run_in_threadpool(arena.bots.act, game_id, authorization, await read_body(request, MAX_ACTION_BODY_BYTES))
         arena.game(game_id, authorization)  # an unknown game or a wrong secret is answered before the body is read
-        return await run_in_threadpool(arena.act, game_id, authorization, await read_body(request))
+        return await run_in_threadpool(arena.act, game_id, authorization, await read_body(request, MAX_ACTION_BODY_BYTES))
 
     @app.post("/api/watch")
     async def new_watch(request: Request):
-        game = await run_in_threadpool(arena.add_game, await read_body(request), False)
+        body = await read_body(request, MAX_GAME_BODY_BYTES)
+        game = await run_in_threadpool(arena.add_game, body, False, client_address(request))
         return {"game": game.game_id, "token": game.token}
 
     @app.post("/api/games/{game_id}/step")

@@ -8,23 +8,23 @@ from tqdm import tqdm
 from agents import players
 from agents.evaluation.rounds import win_rate
 from agents.players.trained import TrainedAgent, shipped_for
-from agents.training.options import FIXED_OPPONENTS, Args
+from agents.training.options import FIXED_OPPONENTS, RunOptions
 
 
-def final_table(args: Args, learner: TrainedAgent, rules: dict) -> dict:
-    """{row: {column: win_rate result}}, printed: rows this run, the champions, the heuristic; columns the fixed
-    players and --hold-out."""
-    held_out = None if args.hold_out == "none" else args.hold_out
+def final_table(rounds: int, hold_out: str, run: RunOptions, learner: TrainedAgent) -> dict:
+    """{row: {column: win_rate result}} over ``rounds`` rounds a cell, printed: rows this run, the champions, the
+    heuristic; columns the fixed players and ``hold_out`` (--hold-out)."""
+    held_out = None if hold_out == "none" else hold_out
     rows = {"this run": learner}
-    for name in shipped_for(args.players, rules):  # the champions made for these games
-        rows[name] = players.load(name, num_players=args.players, seed=args.seed, rules_options=rules)
-    rows["heuristic"] = players.load("heuristic", num_players=args.players, seed=args.seed + 3)
+    for name in shipped_for(run.players, run.rules):  # the champions made for these games
+        rows[name] = players.load(name, num_players=run.players, seed=run.seed, rules_options=run.rules)
+    rows["heuristic"] = players.load("heuristic", num_players=run.players, seed=run.seed + 3)
     columns = [*FIXED_OPPONENTS, *([held_out] if held_out and held_out not in FIXED_OPPONENTS else [])]
-    opponents = {name: players.load(name, num_players=args.players, seed=args.seed + 7) for name in columns}
-    table = evaluation_table(rows, opponents, args.players, args.final_rounds, args.seed + 3000, rules, progress=args.progress)
-    print(f"\nwin rate over {args.final_rounds} rounds per cell, {args.players} players, seats rotated"
+    opponents = {name: players.load(name, num_players=run.players, seed=run.seed + 7) for name in columns}
+    table = evaluation_table(rows, opponents, run.players, rounds, run.seed + 3000, run.rules, progress=run.progress)
+    print(f"\nwin rate over {rounds} rounds per cell, {run.players} players, seats rotated"
           + (f" ({held_out} was held out of training)" if held_out else "") + ":")
-    print(format_table(table, args.players))
+    print(format_table(table, run.players))
     return table
 
 

@@ -27,6 +27,12 @@ margin: a win rate of at least a fair share (1 / num_players) plus
 >>> league = League(num_players=2, latest=live_agent, seed=0)
 >>> league.install(env)                      # env.set_opponents(league.policies, league)
 >>> league.consider_snapshot(learner, make_snapshot=freeze_learner, rounds=400, seed=1)
+
+A run at a mixture of tables (train.py --tables, --opponent league) has a league at each table
+(``specialist_league``): the heuristic, the learner's snapshots and the shipped specialists made for that
+table, with ``SPECIALIST_WEIGHTS``; a snapshot, taken at each of the run's evaluations, is added at every
+table. The run's tables (agents/training/tables.py) keep a run's leagues, one a table, and save and load
+their snapshots as agent files in OUT/league/.
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ from hpuno_env._checks import check_positive_int
 # give self-play pressure; random-play keeps it sharp against loose play.
 DEFAULT_WEIGHTS = {"latest": 0.25, "snapshots": 0.35, "heuristic": 0.3, "random-play": 0.1}
 DEFAULT_RULE_BASED = ("heuristic", "random-play")
+# A table's league in a run at a mixture of tables: the heuristic, the bar every table is measured by, keeps the
+# largest share; snapshots keep the learner from forgetting how to beat its own past play; the specialists (split
+# among them) bring the strongest play known at their tables.
+SPECIALIST_WEIGHTS = {"heuristic": 0.5, "snapshots": 0.3, "specialists": 0.2}
+SPECIALIST_MAX_SNAPSHOTS = 8
 
 
 def check_weights(weights: dict) -> None:
@@ -182,6 +193,19 @@ class League:
             name = f"snapshot-{self.snapshots_added + 1}"
             added = self.add_snapshot(make_snapshot(name), name).name
         return {"results": results, "strongest": strongest, "added": added}
+
+
+def specialist_league(num_players: int, rules: dict, seed: int) -> League:
+    """A table's league of the heuristic, the learner's snapshots (none yet) and the shipped specialists made for
+    games of ``num_players`` under ``rules``, with ``SPECIALIST_WEIGHTS`` (a group without members gives its share to
+    the others)."""
+    from agents.players.trained import shipped_for  # torch: only for a league that is built, not for a check of --opponent
+
+    specialists = shipped_for(num_players, rules)
+    weights = {"heuristic": SPECIALIST_WEIGHTS["heuristic"], "snapshots": SPECIALIST_WEIGHTS["snapshots"],
+               **{name: SPECIALIST_WEIGHTS["specialists"] / len(specialists) for name in specialists}}
+    return League(num_players, rule_based=("heuristic", *specialists), weights=weights,
+                  max_snapshots=SPECIALIST_MAX_SNAPSHOTS, seed=seed)
 
 
 class Mixture:

@@ -1,8 +1,10 @@
-"""The learning: MaskablePPO's ``learn`` with the ``Training`` callback, which does everything around it.
+"""The learning: MaskablePPO's ``learn`` with the ``Training`` callback, which does everything around it, for a
+run at one table or at a mixture of tables alike.
 
 Progress bar, the split of each PPO iteration's seconds (rollout, of which stepping the games, and update),
-losses.csv and evaluations.csv, the periodic evaluation against the curve's fixed players (and, in a league, the
-snapshot the learner may earn there), atomic checkpoints, and stopping on Ctrl-C.
+losses.csv and the learning curve (the run's tables take its points: agents/training/tables.py, and, in a league,
+the snapshot the learner may earn there), atomic checkpoints every --checkpoint-every steps, and stopping on Ctrl-C.
+The step size follows its schedule at every update (``agents.training.options.StepSize``).
 """
 
 from __future__ import annotations
@@ -18,11 +20,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnvWrapper
 from tqdm import tqdm
 
-from agents.evaluation.rounds import win_rate
-from agents.players.trained import TrainedAgent
-from agents.training.league import League
-from agents.training.options import Args, update_threads
-from agents.training.run_folder import EVALUATION_COLUMNS, LOSS_COLUMNS, UPDATE_COLUMNS, CsvLog
+from agents.training.options import EvaluationOptions, RunOptions, update_threads
+from agents.training.run_folder import LOSS_COLUMNS, UPDATE_COLUMNS, CsvLog
 
 
 class TimedVecEnv(VecEnvWrapper):
@@ -44,15 +43,16 @@ class TimedVecEnv(VecEnvWrapper):
 
 class Training(BaseCallback):
     """Everything that happens while MaskablePPO learns: progress bar, timing split, logs,
-    periodic evaluation (and league snapshots), atomic checkpoints, stopping on Ctrl-C."""
+    the learning curve's points (and league snapshots) asked of the run's ``tables``, atomic checkpoints, stopping
+    on Ctrl-C."""
 
-    def __init__(self, args: Args, learner: TrainedAgent, curve_opponents: dict, league: League | None, timed_env: TimedVecEnv,
-                 save_checkpoint, make_snapshot, wall_offset: float, rules: dict, evaluate_at_start: bool = False):
+    def __init__(self, run: RunOptions, evaluation: EvaluationOptions, tables, timed_env: TimedVecEnv, save_checkpoint,
+                 wall_offset: float, evaluate_at_start: bool = False):
         super().__init__()
-        self.args, self.learner, self.curve_opponents, self.league = args, learner, curve_opponents, league
-        self.timed_env, self.save_checkpoint, self.make_snapshot, self.rules = timed_env, save_checkpoint, make_snapshot, rules
-        self.losses = CsvLog(os.path.join(args.out, "losses.csv"), LOSS_COLUMNS, append=args.resume)
-        self.evaluations = CsvLog(os.path.join(args.out, "evaluations.csv"), EVALUATION_COLUMNS, append=args.resume)
+        self.run, self.evaluation, self.tables = run, evaluation, tables
+        self.timed_env, self.save_checkpoint = timed_env, save_checkpoint
+        self.losses = CsvLog(os.path.join(run.out, "losses.csv"), LOSS_COLUMNS, append=run.resume)
+        self.evaluations = CsvLog(os.path.join(run.out, tables.evaluations_file), tables.evaluation_columns, append=run.resume)
         self.started = time.perf_counter()
         self.wall_offset = wall_offset  # seconds the run had taken before PPO in this process (a resume, a warm start)
         self.evaluate_at_start = evaluate_at_start  # the learning curve's point at step 0 (after a warm start)
@@ -61,7 +61,7 @@ class Training(BaseCallback):
         # seconds spent in this process: rollouts (of which stepping the games), updates, evaluations
         self.rollout_seconds = self.env_seconds = self.update_seconds = self.eval_seconds = 0.0
         self.steps_trained = 0
-        self.update_threads = update_threads(args.threads)
+        self.update_threads = update_threads(run.threads)
         self._phase, self._phase_started, self._env_at_start, self._eval_at_start, self._steps_at_start = None, 0.0, 0.0, 0.0, 0
         self._rollout, self._env = 0.0, 0.0
 
@@ -76,16 +76,16 @@ class Training(BaseCallback):
 
     def _on_training_start(self) -> None:
         torch.set_num_threads(1)  # rollouts and evaluations; the update gets --threads (_on_rollout_end)
-        self.next_checkpoint = self.num_timesteps + self.args.checkpoint_every
-        every = self.args.eval_every
+        self.next_checkpoint = self.num_timesteps + self.run.checkpoint_every
+        every = self.evaluation.every
         self.next_evaluation = (self.num_timesteps // every + 1) * every if every else None
         # SB3 trains whole rollouts: the run ends at the first multiple of a rollout past --timesteps
         rollout = self.model.n_steps * self.training_env.num_envs
-        end = self.num_timesteps + math.ceil(max(0, self.args.timesteps - self.num_timesteps) / rollout) * rollout
+        end = self.num_timesteps + math.ceil(max(0, self.run.timesteps - self.num_timesteps) / rollout) * rollout
         self.bar = tqdm(total=end, initial=self.num_timesteps, unit="step", unit_scale=True, dynamic_ncols=True,
-                        smoothing=0.05, disable=not self.args.progress, desc="training")
+                        smoothing=0.05, disable=not self.run.progress, desc="training")
         if self.evaluate_at_start:
-            self.evaluate()
+            self.evaluate(start=True)
 
     # ---- timing: a PPO iteration is a rollout (env + policy) then an update
     def _on_rollout_start(self) -> None:
@@ -95,6 +95,8 @@ class Training(BaseCallback):
             self._end_iteration(now)
         self._phase, self._phase_started = "rollout", now
         self._env_at_start, self._eval_at_start, self._steps_at_start = self.timed_env.seconds, self.eval_seconds, self.num_timesteps
+        if self.tables.evaluates_after_update and self._evaluation_due():
+            self.evaluate()  # the weights the last update left (after the run's last update: the final evaluation)
 
     def _on_rollout_end(self) -> None:
         now = time.perf_counter()
@@ -142,29 +144,24 @@ class Training(BaseCallback):
     # ---- every vector step
     def _on_step(self) -> bool:
         self.bar.update(self.training_env.num_envs)
-        if self.next_evaluation is not None and self.num_timesteps >= self.next_evaluation:
-            self.next_evaluation += self.args.eval_every
-            self.evaluate()
+        if not self.tables.evaluates_after_update and self._evaluation_due():
+            self.evaluate()  # the weights that played this step
         if self.num_timesteps >= self.next_checkpoint:
-            self.next_checkpoint = self.num_timesteps + self.args.checkpoint_every
+            self.next_checkpoint = self.num_timesteps + self.run.checkpoint_every
             self.save_checkpoint(self.wall_seconds())
         return not self.stop_requested
 
-    def evaluate(self) -> None:
-        """The learning curve's point (and, in a league, a snapshot if the learner has earned one)."""
+    def _evaluation_due(self) -> bool:
+        """Has the run reached the step of its next point of the curve (which then moves on by --eval-every)?"""
+        if self.next_evaluation is None or self.num_timesteps < self.next_evaluation:
+            return False
+        self.next_evaluation += self.evaluation.every
+        return True
+
+    def evaluate(self, start: bool = False) -> None:
+        """The learning curve's point (``start``: the one after a warm start), taken by the run's tables."""
         started = time.perf_counter()
-        self.bar.set_postfix_str(f"evaluating against {', '.join(self.curve_opponents)}", refresh=True)
-        for name, opponent in self.curve_opponents.items():
-            result = win_rate(self.learner, opponent, self.args.players, rounds=self.args.eval_rounds, seed=self.args.seed + 1000, **self.rules)
-            self.latest_evaluation[name] = result["win_rate"]
-            self.evaluations.write({"timesteps": self.num_timesteps, "wall_seconds": self.wall_seconds(), "opponent": name, **result})
-            self.logger.record(f"eval/win_rate_{name}", result["win_rate"])
-        if self.league is not None:
-            verdict = self.league.consider_snapshot(self.learner, self.make_snapshot, rounds=self.args.league_rounds,
-                                                    seed=self.args.seed + 2000, margin=self.args.league_margin, **self.rules)
-            self.logger.record("league/snapshots", self.league.snapshots_added)
-            if verdict["added"]:
-                tqdm.write(f"league: {verdict['added']} added at {self.num_timesteps} steps (beat {verdict['strongest']} "
-                           f"{verdict['results'][verdict['strongest']]['win_rate']:.1%})")
+        self.bar.set_postfix_str("evaluating", refresh=True)
+        self.latest_evaluation.update(self.tables.evaluate(self, start=start))
         self.bar.set_postfix_str("  ".join(f"{name} {rate:.0%}" for name, rate in self.latest_evaluation.items()))
         self.eval_seconds += time.perf_counter() - started

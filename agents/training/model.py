@@ -18,7 +18,7 @@ from agents import players
 from agents._cli import layer_sizes
 from agents.training.critic import HandsCriticPolicy, actor_inputs, needs_widening, widened
 from agents.training.imitation import warm_start
-from agents.training.options import Args, learning_rate, resumed_update_settings
+from agents.training.options import PPOOptions, RunOptions, WarmStartOptions, learning_rate, resumed_update_settings
 from hpuno_env.cards import DRAW, KEEP
 from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
 
@@ -30,36 +30,37 @@ from hpuno_env.encoding import OBSERVATION_VERSION, observation_size
 UNTRAINED_DRAW_LOGIT = -3.0
 
 
-def new_model(args: Args, env, device: str) -> MaskablePPO:
-    """A fresh model of --net-arch (a hands critic with --critic hands), seeded with --seed; without a warm start,
-    its draw and keep logits start at UNTRAINED_DRAW_LOGIT."""
-    hands_critic = args.critic == "hands"
+def new_model(ppo: PPOOptions, env, device: str, *, seed: int, num_players: int, untrained: bool) -> MaskablePPO:
+    """A fresh model of --net-arch (a hands critic with --critic hands, reading ``num_players``' observations),
+    seeded with ``seed``; ``untrained`` (no warm start follows): its draw and keep logits start at
+    UNTRAINED_DRAW_LOGIT."""
+    hands_critic = ppo.critic == "hands"
     model = MaskablePPO(
-        HandsCriticPolicy if hands_critic else "MlpPolicy", env, n_steps=args.n_steps,
-        batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.n_epochs,
-        learning_rate=learning_rate(args), gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-        ent_coef=args.ent_coef, policy_kwargs={"net_arch": layer_sizes(args.net_arch),
-                                               **({"actor_inputs": observation_size(args.players)} if hands_critic else {})},
-        seed=args.seed, device=device, verbose=0,
+        HandsCriticPolicy if hands_critic else "MlpPolicy", env, n_steps=ppo.n_steps,
+        batch_size=min(ppo.batch_size, ppo.n_steps * env.num_envs), n_epochs=ppo.n_epochs,
+        learning_rate=learning_rate(ppo), gamma=ppo.gamma, gae_lambda=ppo.gae_lambda, clip_range=ppo.clip_range,
+        ent_coef=ppo.ent_coef, policy_kwargs={"net_arch": layer_sizes(ppo.net_arch),
+                                              **({"actor_inputs": observation_size(num_players)} if hands_critic else {})},
+        seed=seed, device=device, verbose=0,
     )
-    if args.warm_start == "none":
+    if untrained:
         with torch.no_grad():
             model.policy.action_net.bias[[DRAW, KEEP]] = UNTRAINED_DRAW_LOGIT
     return model
 
 
-def resumed_model(args: Args, argv: list[str], env, device: str, checkpoint_path: str, earlier_config: dict) -> MaskablePPO:
+def resumed_model(ppo: PPOOptions, given: frozenset, env, device: str, checkpoint_path: str, earlier_config: dict) -> MaskablePPO:
     """The checkpoint at ``checkpoint_path`` on ``env``, with the update's settings of the options (the run's own
-    unless given now, ``earlier_config`` being its config.json); ValueError if it cannot play ``env``'s games."""
-    # SB3 rebuilds its schedules and its rollout buffer, sized for this run's --envs, which may differ from the checkpoint's
-    model = MaskablePPO.load(checkpoint_path, device=device, learning_rate=learning_rate(args), n_envs=args.envs,
-                             **resumed_update_settings(args, argv, earlier_config))
+    unless ``given`` now, ``earlier_config`` being its config.json); ValueError if it cannot play ``env``'s games."""
+    # SB3 rebuilds its schedules and its rollout buffer, sized for this run's games, which may differ from the checkpoint's
+    model = MaskablePPO.load(checkpoint_path, device=device, learning_rate=learning_rate(ppo), n_envs=env.num_envs,
+                             **resumed_update_settings(ppo, given, earlier_config))
     if not needs_widening(model, env):
         model.set_env(env)  # checks the spaces: ValueError if they differ
         return model
     # observation fields added since it was made, or the hands for its critic
     old_observation, had_hands_critic = actor_inputs(model), isinstance(model.policy, HandsCriticPolicy)
-    model = widened(model, env, learning_rate(args))
+    model = widened(model, env, learning_rate(ppo))
     if old_observation < actor_inputs(model):
         print(f"the checkpoint read {old_observation}-entry observations; it goes on with today's layout "
               f"(version {OBSERVATION_VERSION}, {actor_inputs(model)} entries), zero weights on the new fields")
@@ -68,32 +69,31 @@ def resumed_model(args: Args, argv: list[str], env, device: str, checkpoint_path
     return model
 
 
-def report_resume(args: Args, model: MaskablePPO, checkpoint_path: str) -> None:
-    """Say where a resumed run starts, and what it will not do."""
-    print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (opponent {args.opponent}; learning rate now "
-          f"{model.lr_schedule(max(0.0, 1 - model.num_timesteps / args.timesteps)):.3g})")
-    if model.num_timesteps >= args.timesteps:
-        print(f"nothing to train: the checkpoint is at {model.num_timesteps} steps and --timesteps is {args.timesteps} "
+def report_resume(model: MaskablePPO, checkpoint_path: str, timesteps: int, opponent: str, warm_start: str) -> None:
+    """Say where a resumed run starts (to ``timesteps``, against ``opponent``), and what it will not do."""
+    print(f"resumed from {checkpoint_path} at {model.num_timesteps} steps (opponent {opponent}; learning rate now "
+          f"{model.lr_schedule(max(0.0, 1 - model.num_timesteps / timesteps)):.3g})")
+    if model.num_timesteps >= timesteps:
+        print(f"nothing to train: the checkpoint is at {model.num_timesteps} steps and --timesteps is {timesteps} "
               f"(give a larger --timesteps to train on); evaluating and exporting it")
-    if args.warm_start != "none":
-        print(f"--warm-start {args.warm_start} ignored: the checkpoint holds the weights")
+    if warm_start != "none":
+        print(f"--warm-start {warm_start} ignored: the checkpoint holds the weights")
 
 
-def warm_started(model: MaskablePPO, args: Args, rules: dict) -> dict:
+def warm_started(model: MaskablePPO, warm: WarmStartOptions, run: RunOptions, scale_observations: bool) -> dict:
     """Fit ``model`` to the --warm-start player's decisions (agents.training.imitation); config.json's record of it.
     On Ctrl-C it says that nothing was trained or saved, and raises KeyboardInterrupt again."""
     started = time.perf_counter()
     try:
-        print(f"warm start: fitting {args.warm_start}'s decisions ({args.warm_start_decisions}, {args.warm_start_epochs} epochs)", flush=True)
-        report = warm_start(model, players.load(args.warm_start, num_players=args.players, seed=args.seed + 11), args.players,
-                            decisions=args.warm_start_decisions, epochs=args.warm_start_epochs,
-                            scale_observations=args.scale_observations, seed=args.seed + 12,
-                            progress="bar" if args.progress else "lines", **rules)
+        print(f"warm start: fitting {warm.teacher}'s decisions ({warm.decisions}, {warm.epochs} epochs)", flush=True)
+        report = warm_start(model, players.load(warm.teacher, num_players=run.players, seed=run.seed + 11), run.players,
+                            decisions=warm.decisions, epochs=warm.epochs, scale_observations=scale_observations,
+                            seed=run.seed + 12, progress="bar" if run.progress else "lines", **run.rules)
     except KeyboardInterrupt:  # nothing is trained or written yet: say so, without a traceback
         print(f"\ninterrupted during the warm start ({time.perf_counter() - started:.0f} s in): nothing was trained "
-              f"or saved in {args.out}; run the command again to start over", file=sys.stderr, flush=True)
+              f"or saved in {run.out}; run the command again to start over", file=sys.stderr, flush=True)
         raise
     seconds = time.perf_counter() - started
-    print(f"warm start: agrees with {args.warm_start} on {report['agreement']:.1%} of {report['held_out_decisions']} decisions "
+    print(f"warm start: agrees with {warm.teacher} on {report['agreement']:.1%} of {report['held_out_decisions']} decisions "
           f"of other games ({seconds:.0f} s)", flush=True)
-    return {"teacher": args.warm_start, "seconds": seconds, **report}
+    return {"teacher": warm.teacher, "seconds": seconds, **report}

@@ -2,8 +2,10 @@
 --resume takes from the run's config.json, and the check of every option before anything is written.
 
 ``parse_args`` (agents.training.train) reads a command line into ``Args`` with these; the values that follow from
-the options (the torch device, the update's thread count, the learning-rate schedule, an opponent mixture's
-weights) are computed here too, so each has one home.
+the options (the torch device, the update's thread count, the learning-rate schedule ``StepSize``, an opponent
+mixture's weights) are computed here too, so each has one home. ``training_options`` slices checked ``Args`` into
+small frozen dataclasses (``TrainingOptions``: run, PPO, warm start, opponents, evaluation), the only form in which
+the options travel into the run.
 
 The checks come in two steps: ``argument_problem`` needs nothing heavier than numpy, so a mistyped count, rules
 option, player name or folder is refused in about half a second; ``loaded_problem`` then loads what the rest needs
@@ -61,7 +63,7 @@ class Args:
                                      "and the live weights, drawn per game and seat), a saved agent file's path, or a mixture "
                                      "NAME=WEIGHT,NAME=WEIGHT of those players and files (each game's opponents all drawn from "
                                      "one of them with probability proportional to its weight: agents.training.league.Mixture). A universal "
-                                     "run takes heuristic (its default) or league (agents/training/universal_league.py)")
+                                     "run takes heuristic (its default) or league (agents/training/league.py: specialist_league)")
     rule: tuple[str, ...] = option((), "a rules option NAME=VALUE, repeatable, e.g. --rule uno_penalty=4 --rule wd4_bluffing=false "
                                        "(the syntax of the tournament and agents.play; docs/rules.md, \"The options\")")
     rules: str = option("{}", 'the same rules options as one JSON object (an alias of --rule), e.g. \'{"uno_penalty": 4}\'')
@@ -154,12 +156,12 @@ def resume_options(args: Args, given: set[str]) -> str | None:
     return inherit_options(args, earlier, given, FIXED_BY_CHECKPOINT, THIS_COMMAND, args.out)
 
 
-def resumed_update_settings(args: Args, argv: list[str], earlier_config: dict) -> dict:
-    """The UPDATE_SETTINGS a resumed model takes: those given now or recorded in the run's earlier config.json. A
+def resumed_update_settings(ppo: PPOOptions, given: frozenset, earlier_config: dict) -> dict:
+    """The UPDATE_SETTINGS a resumed model takes: those ``given`` now or recorded in the run's earlier config.json. A
     checkpoint from elsewhere (no config.json) keeps its own unless told, rather than taking the defaults."""
     earlier = earlier_config.get("options")
-    known = given_options(Args, argv) | (set(earlier) if isinstance(earlier, dict) else set())
-    return {name: getattr(args, name) for name in UPDATE_SETTINGS if name in known}
+    known = given | (set(earlier) if isinstance(earlier, dict) else set())
+    return {name: value for name, value in ppo.update_settings().items() if name in known}
 
 
 def check_args(args: Args) -> str | None:
@@ -419,10 +421,126 @@ def update_threads(threads: int) -> int:
     return threads or usable_cpus()
 
 
-def learning_rate(args: Args):
-    """The step size: a constant, or a linear schedule over the run's --timesteps (SB3's progress_remaining)."""
-    from stable_baselines3.common.utils import LinearSchedule
+def learning_rate(ppo: PPOOptions):
+    """The step size: a constant, or ``StepSize`` over the run's --timesteps (SB3's progress_remaining)."""
+    if ppo.final_learning_rate is None:
+        return ppo.learning_rate
+    return StepSize(ppo.learning_rate, ppo.final_learning_rate, ppo.anneal_from)
 
-    if args.final_learning_rate is None:
-        return args.learning_rate
-    return LinearSchedule(args.learning_rate, args.final_learning_rate, end_fraction=1.0)
+
+class StepSize:
+    """The step as a function of SB3's progress_remaining (1 - steps / --timesteps): ``start`` for the first
+    ``anneal_from`` of the run, then linear to ``final`` at its end, and ``final`` past it. SB3 sets it before
+    every update."""
+
+    def __init__(self, start: float, final: float, anneal_from: float = 0.0):
+        self.start, self.final, self.anneal_from = start, final, anneal_from
+
+    def __call__(self, progress_remaining: float) -> float:
+        done = ((1 - progress_remaining) - self.anneal_from) / (1 - self.anneal_from)
+        if done > 1:
+            return self.final
+        return self.start + max(0.0, done) * (self.final - self.start)
+
+
+# ---- the options in slices: what each part of a run reads, built from Args in one place (training_options)
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The run itself: its folder and seed, the games of one table (``players``, ``envs``), its length and
+    checkpoints, the machine's settings, and the command line as typed (``given``) and recorded (``recorded``)."""
+
+    out: str
+    seed: int
+    players: int
+    envs: int
+    timesteps: int
+    resume: bool
+    checkpoint_every: int
+    rules: dict
+    device: str
+    threads: int
+    precision: str
+    progress: bool
+    given: frozenset
+    recorded: dict  # every option, as config.json records them
+
+
+@dataclass(frozen=True)
+class PPOOptions:
+    """The network and PPO's update; ``anneal_from``: the share of the run before the step anneals (StepSize)."""
+
+    learning_rate: float
+    final_learning_rate: float | None
+    n_steps: int
+    batch_size: int
+    n_epochs: int
+    gamma: float
+    gae_lambda: float
+    clip_range: float
+    ent_coef: float
+    net_arch: str
+    critic: str
+    scale_observations: bool
+    anneal_from: float = 0.0
+
+    def update_settings(self) -> dict:
+        """UPDATE_SETTINGS by name: what a resumed model may take."""
+        return {name: getattr(self, name) for name in UPDATE_SETTINGS}
+
+
+@dataclass(frozen=True)
+class WarmStartOptions:
+    """The fit before PPO: the --warm-start player, its decisions and passes, and a universal run's --teachers."""
+
+    teacher: str
+    decisions: int
+    epochs: int
+    teachers: str
+
+
+@dataclass(frozen=True)
+class OpponentOptions:
+    """Who plays the other seats, the player held out of training, and the league's snapshot rule."""
+
+    opponent: str
+    hold_out: str
+    league_rounds: int
+    league_margin: float
+
+
+@dataclass(frozen=True)
+class EvaluationOptions:
+    """The learning curve's points (every ``every`` steps, ``rounds`` rounds) and the final evaluation's rounds."""
+
+    every: int
+    rounds: int
+    final_rounds: int
+
+
+@dataclass(frozen=True)
+class TrainingOptions:
+    """A checked command's options in slices, each handed only to the parts that read it."""
+
+    run: RunOptions
+    ppo: PPOOptions
+    warm_start: WarmStartOptions
+    opponents: OpponentOptions
+    evaluation: EvaluationOptions
+
+
+def training_options(args: Args, argv: list[str], anneal_from: float = 0.0) -> TrainingOptions:
+    """The slices of checked ``args`` (``argv``: the command line they came from, for what was typed)."""
+    from agents._cli import rules_from_options
+
+    run = RunOptions(out=args.out, seed=args.seed, players=args.players, envs=args.envs, timesteps=args.timesteps,
+                     resume=args.resume, checkpoint_every=args.checkpoint_every, rules=rules_from_options(args.rule, args.rules),
+                     device=args.device, threads=args.threads, precision=args.precision, progress=args.progress,
+                     given=frozenset(given_options(Args, argv)), recorded=dataclasses.asdict(args))
+    ppo = PPOOptions(**{field.name: getattr(args, field.name) for field in dataclasses.fields(PPOOptions)
+                        if field.name != "anneal_from"}, anneal_from=anneal_from)
+    return TrainingOptions(
+        run=run, ppo=ppo,
+        warm_start=WarmStartOptions(args.warm_start, args.warm_start_decisions, args.warm_start_epochs, args.teachers),
+        opponents=OpponentOptions(args.opponent, args.hold_out, args.league_rounds, args.league_margin),
+        evaluation=EvaluationOptions(args.eval_every, args.eval_rounds, args.final_rounds))

@@ -1,7 +1,8 @@
 """A training run's folder (``--out``): the files train.py writes there, written atomically, and read back on --resume.
 
 The checkpoint (``checkpoint.zip``, with its state inside: step count, wall-clock seconds, league snapshots),
-``config.json``, the CSV logs (``losses.csv``, ``evaluations.csv``) and which of these a new run, ``--overwrite``
+``config.json``, the CSV logs (``LOGS``: ``losses.csv``, ``evaluations.csv`` or, at a mixture of tables,
+``table_evaluations.csv``), the league's snapshots (OUT/league/) and which of these a new run, ``--overwrite``
 or ``--resume`` finds, removes or continues; and ``train.lock``, held by the run that is writing there, so that a
 second train.py on the same folder is refused instead of mixing its files with the first's.
 """
@@ -20,9 +21,10 @@ from hpuno_env import _output as output
 from hpuno_env._output import program_name
 from hpuno_env._reading import parse_json, read_json_file
 
-RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv")
+RUN_FILES = ("checkpoint.zip", "checkpoint.json", "agent.safetensors", "config.json", "losses.csv", "evaluations.csv",
+             "table_evaluations.csv")
 # What write_through_temporary leaves if the process is killed mid-write (never a valid file: removed at the next start).
-TEMPORARY = re.compile(r"(checkpoint|config|losses|evaluations)\.tmp\.(zip|json|csv)")
+TEMPORARY = re.compile(r"(checkpoint|config|losses|evaluations|table_evaluations)\.tmp\.(zip|json|csv)")
 CHECKPOINT_STATE = "hpuno_checkpoint.json"  # inside checkpoint.zip: its step count, wall seconds and league snapshots
 
 # What SB3's PPO update records as train/<name>, logged per iteration.
@@ -32,6 +34,12 @@ LOSS_COLUMNS = [
     "train_win_rate", "ep_rew_mean", "ep_len_mean", *UPDATE_COLUMNS,
 ]
 EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "opponent", "win_rate", "low", "high", "rounds", "truncated", "mean_points"]
+# The learning curve of a run at a mixture of tables (table_evaluations.csv): a row a table, against the heuristic,
+# with the learner's win rate in training since the evaluation before.
+TABLE_EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "table", "players", "opponent", "win_rate", "low", "high", "rounds",
+                            "training_win_rate", "training_episodes"]
+# Each CSV log of a run: its columns.
+LOGS = {"losses.csv": LOSS_COLUMNS, "evaluations.csv": EVALUATION_COLUMNS, "table_evaluations.csv": TABLE_EVALUATION_COLUMNS}
 
 
 LOCK_FILE = "train.lock"  # held (flock) by the run writing into the folder; the OS lets go of it when that process ends
@@ -111,6 +119,11 @@ def write_json(path: str, document: dict) -> None:
     write_through_temporary(path, write)
 
 
+def snapshot_path(out: str, name: str) -> str:
+    """Where a run's league snapshot NAME is: OUT/league/NAME.safetensors."""
+    return os.path.join(out, "league", name + ".safetensors")
+
+
 def save_checkpoint(out: str, model, league, wall_seconds: float) -> None:
     """OUT/checkpoint.zip (the model, with the run's state inside) and its readable copy of the state, checkpoint.json."""
     snapshots = [m.name for m in league.members if m.group == "snapshots"] if league else []
@@ -181,14 +194,13 @@ def csv_problem(path: str, columns: list[str]) -> str | None:
 
 
 def logs_problem(out: str) -> str | None:
-    return (csv_problem(os.path.join(out, "losses.csv"), LOSS_COLUMNS)
-            or csv_problem(os.path.join(out, "evaluations.csv"), EVALUATION_COLUMNS))
+    return next(filter(None, (csv_problem(os.path.join(out, name), columns) for name, columns in LOGS.items())), None)
 
 
 def cut_logs(out: str, timesteps: int) -> None:
     """Drop the CSV logs' rows past the checkpoint's step count: steps trained after it (a run killed later) were
     lost with it, and their rows would make the step column go backwards once the resumed run logs them again."""
-    for name in ("losses.csv", "evaluations.csv"):
+    for name in LOGS:
         path = os.path.join(out, name)
         if not os.path.isfile(path):
             continue

@@ -17,13 +17,15 @@
     python train.py --help                           # every option and its default
 
 Reads top to bottom: this module checks the options (``Args``, agents/training/options.py; a bad one is refused
-before torch or the rules kernel load) and holds the run folder (run_folder.py); ``train_in_folder``
-(agents/training/run.py) is the run: config.json, the environment and its opponents (opponents.py), the model
-(model.py: new or resumed; a new one warm-started by behaviour cloning unless told not to,
-agents/training/imitation.py; with --critic hands its critic also reads the other seats' hidden hands,
-agents/training/critic.py), learning (learn.py: progress bar, logs, periodic evaluation, atomic checkpoints;
-Ctrl-C saves one and prints how to resume), then the final evaluation table, which includes the shipped champions
-(final_table.py), and the exported agent.
+before torch or the rules kernel load), hands them on in slices (run, PPO, warm start, opponents, evaluation:
+``training_options``), builds the tables the run trains at (one table of --players, tables.py, or the mixture of
+--tables, universal.py) and holds the run folder (run_folder.py); ``train_in_folder`` (agents/training/run.py) is
+the one loop either runs: the environment, the model (model.py: new or resumed; a new one warm-started by
+behaviour cloning unless told not to, agents/training/imitation.py; with --critic hands its critic also reads the
+other seats' hidden hands, agents/training/critic.py), the opponents (opponents.py, or a league at each table:
+league.py) and config.json, learning (learn.py: progress bar, logs, the learning curve, atomic checkpoints; Ctrl-C
+saves one and prints how to resume), then the final evaluation (a single table's includes the shipped champions:
+final_table.py) and the exported agent.
 
 Writes into --out:
   checkpoint.zip     SB3 checkpoint for --resume; loading it unpickles, so resume only your own runs
@@ -47,7 +49,7 @@ import time
 from agents._cli import dataclass_parser, error_lines, exit_with_error, given_options
 from agents.training.options import (
     CURVE_OPPONENTS, FIXED_OPPONENTS, Args, check_args, learning_rate, opponent_mixture, resume_options, training_device,
-    update_threads,
+    training_options, update_threads,
 )
 from agents.training.recipes import UNIVERSAL_OPTIONS, UNIVERSAL_RECIPE, command_line, recipe_for, stage_options
 from agents.training.run_folder import (
@@ -60,7 +62,7 @@ from agents.training.run_folder import (
 __all__ = [
     "Args", "CHECKPOINT_STATE", "CURVE_OPPONENTS", "EVALUATION_COLUMNS", "FIXED_OPPONENTS", "LOSS_COLUMNS", "UPDATE_COLUMNS",
     "check_args", "checkpoint_state", "learning_rate", "main", "opponent_mixture", "parse_args", "run_config", "run_files",
-    "training_device", "update_threads", "write_through_temporary",
+    "training_device", "training_options", "update_threads", "write_through_temporary",
 ]
 _ON_FIRST_USE = {"HPUnoVecEnv": "hpuno_env", "TimedVecEnv": "agents.training.learn", "Training": "agents.training.learn",
                  "evaluation_table": "agents.training.final_table", "format_table": "agents.training.final_table"}
@@ -93,16 +95,7 @@ def main(argv: list[str] | None = None, *, recipe: dict | None = None) -> int:
     """train.py; ``recipe``: the --recipe stage this run is (recorded in config.json and the agent file), if any."""
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
-    if args.recipe == UNIVERSAL_RECIPE or args.tables:
-        given = given_options(Args, argv)
-        defaults = UNIVERSAL_OPTIONS if args.recipe == UNIVERSAL_RECIPE else {} if args.resume else {"opponent": "heuristic"}
-        for name, value in defaults.items():
-            if name not in given:
-                setattr(args, name, value)
-        from agents.training.universal import train_universal
-
-        return train_universal(args, argv)
-    if args.recipe != "none":
+    if args.recipe not in ("none", UNIVERSAL_RECIPE) and not args.tables:
         return run_recipe(args, argv)
     return train(args, argv, recipe)
 
@@ -110,6 +103,11 @@ def main(argv: list[str] | None = None, *, recipe: dict | None = None) -> int:
 def train(args: Args, argv: list[str], recipe: dict | None = None) -> int:
     """One run of checked options in its run folder, which it holds (run_folder.FolderLock) so that no other
     train.py writes there meanwhile; the exit status."""
+    try:
+        options, tables = run_tables(args, argv)  # a universal run's --tables and --teachers checked here
+    except ValueError as error:
+        print(error_lines(command_name(), str(error)), end="", file=sys.stderr)
+        return 2
     lock = FolderLock(args.out)
     problem = prepare_folder(args.out, args.overwrite, league=args.opponent == "league", lock=lock)
     if problem:
@@ -118,9 +116,29 @@ def train(args: Args, argv: list[str], recipe: dict | None = None) -> int:
     from agents.training.run import train_in_folder  # torch, stable-baselines3, the kernel: only for a run
 
     try:
-        return train_in_folder(args, argv, recipe)
+        return train_in_folder(options, tables, argv, recipe)
     finally:
         lock.release()
+
+
+def run_tables(args: Args, argv: list[str]):
+    """The options in slices (``TrainingOptions``) and the tables they train at: one table of --players
+    (agents/training/tables.py), or the mixture of --tables (agents/training/universal.py, ``args`` taking its
+    defaults first); ValueError naming a bad universal option."""
+    if args.recipe == UNIVERSAL_RECIPE or args.tables:
+        from agents.training.universal import ANNEAL_FROM, table_mixture
+
+        given = given_options(Args, argv)  # a universal run's defaults, where the command line does not say
+        defaults = UNIVERSAL_OPTIONS if args.recipe == UNIVERSAL_RECIPE else {} if args.resume else {"opponent": "heuristic"}
+        for name, value in defaults.items():
+            if name not in given:
+                setattr(args, name, value)
+        options = training_options(args, argv, anneal_from=ANNEAL_FROM)
+        return options, table_mixture(options, args.tables, args.house_tables, args.table_weights)
+    from agents.training.tables import OneTable
+
+    options = training_options(args, argv)
+    return options, OneTable(options)
 
 
 def run_recipe(args: Args, argv: list[str]) -> int:

@@ -1,6 +1,8 @@
 """One agent for every table: ``python train.py --recipe universal`` (or ``--tables 2,3,6``) trains one MaskablePPO on
 a mixture of tables (``hpuno_env.mixture_env.HPUnoMixtureVecEnv``) in the universal observation and exports a
-universal agent file, which ``agents.load`` reads at any player count.
+universal agent file, which ``agents.load`` reads at any player count. This module is that case of the run's
+tables (``TableMixture``, a ``agents.training.tables.Tables``): the run is train.py's one loop
+(agents/training/run.py), with its schedule, checkpoints, resume and learning curve.
 
 The tables are ``--tables`` under the run's rules and, for each count of ``--house-tables``, two with every
 house rule on (``hpuno_env.options.ALL_HOUSE_RULES``), one on each deck; --envs games are shared among them equally,
@@ -10,69 +12,48 @@ A fresh network is first fitted to the ``--warm-start`` player's decisions at ev
 default; ``--warm-start-decisions`` shared equally among the tables), or at a table ``--teachers`` names to that
 agent's (``--teachers 2=ppo_2p,4=ppo_4p``: the specialists distilled at their tables). ``--teachers`` with
 ``--resume`` fits the trained network again: to those agents at their tables and to its own greedy choices at the
-others. Then PPO plays the heuristic at every table (or, with ``--opponent league``, a league of the heuristic,
-the learner's own snapshots and the shipped specialists: universal_league.py), the learner in a random seat, paid
-1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with -1 for a loss it learns to stall
-rounds it would likely lose). The step is ``--learning-rate`` for the first ANNEAL_FROM of ``--timesteps``; with
-``--final-learning-rate`` it then falls linearly to that value at the run's end (set per chunk, so in steps).
-The run goes in chunks of ``--checkpoint-every`` steps, each ending with an atomic checkpoint (``--resume`` goes
-on from the last), and every ``--eval-every`` steps writes the learner's win rate per table to
-table_evaluations.csv: against the heuristic in ``--eval-rounds`` rounds of that table, and in training since
-the last evaluation (the first row is the warm start's). The final evaluation (``--final-rounds`` per table)
-goes into the agent file's metadata.
+others. Then PPO plays the heuristic at every table (or, with ``--opponent league``, a league at each table of the
+heuristic, the learner's own snapshots and the shipped specialists: ``agents.training.league.specialist_league``),
+the learner in a random seat, paid 1 for a won round and 0 otherwise (``HPUnoMixtureVecEnv(wins_only=True)``: with
+-1 for a loss it learns to stall rounds it would likely lose). The step is ``--learning-rate`` for the first
+ANNEAL_FROM of ``--timesteps``; with ``--final-learning-rate`` it then falls linearly to that value at the run's
+end. Every ``--eval-every`` steps (after the update that passes them) the learner's win rate per table goes to
+table_evaluations.csv: against the heuristic in ``--eval-rounds`` rounds of that table, and in training since the
+last evaluation (the first row is the warm start's); in a league each of these evaluations also adds a snapshot
+of the learner at every table. The final evaluation (``--final-rounds`` per table) goes into the agent file's
+metadata.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-import os
-import shlex
-import sys
 import time
-from dataclasses import dataclass
 
 import numpy as np
-import torch
 from sb3_contrib import MaskablePPO
-from stable_baselines3.common.utils import ConstantSchedule
-from stable_baselines3.common.vec_env import VecMonitor
 
 from agents import players
-from agents._cli import error_lines, rules_from_options
 from agents.evaluation.rounds import win_rate
 from agents.training import imitation
 from agents.training.agent_file import export, live_agent
-from agents.training.model import new_model
-from agents.training.options import Args, training_device, update_threads
-from agents.training.precision import training_precision, use_precision
-from agents.training.run_folder import CsvLog, FolderLock, checkpoint_state, earlier_commands, prepare_folder, run_config, save_checkpoint, write_json
-from agents.training.universal_league import UniversalLeague
+from agents.training.league import specialist_league
+from agents.training.options import TrainingOptions
+from agents.training.run_folder import TABLE_EVALUATION_COLUMNS, run_config
+from agents.training.tables import Tables, TrainingTable
+from hpuno_env._checks import SEED_LIMIT
 from hpuno_env.mixture_env import HPUnoMixtureVecEnv, MixtureTable
 from hpuno_env.options import ALL_HOUSE_RULES, check_num_players
 from hpuno_env.universal import universal_observation, universal_scale
 
 # The tables of --recipe universal: every player count a table is likely to have, 7 and 9 left to generalisation.
 UNIVERSAL_TABLES = "2,3,4,5,6,8,10"
-# Who plays the other seats of a universal run: the heuristic, or a league at every table (universal_league.py).
+# Who plays the other seats of a universal run: the heuristic, or a league at every table.
 UNIVERSAL_OPPONENTS = ("heuristic", "league")
 MAX_TABLE_WEIGHT = 100.0  # a table's share of the games at most 100 times another's
 FIT_BATCH = 1024  # the warm start's minibatch, as train.py's
 # The step stays at --learning-rate for this share of the run before any annealing: the champion recipe's shape.
 ANNEAL_FROM = 0.25
-UNIVERSAL_EVALUATION_COLUMNS = ["timesteps", "wall_seconds", "table", "players", "opponent", "win_rate", "low", "high", "rounds",
-                                "training_win_rate", "training_episodes"]
-
-
-@dataclass(frozen=True)
-class TrainingTable:
-    """A table of the mixture as the recipe names it: "4" (the run's rules), "4 house" (every house rule on, Harry
-    Potter deck) or "4 house classic" (every house rule on, classic deck)."""
-
-    label: str
-    num_players: int
-    rules: dict
 
 
 def training_tables(counts: list[int], house_counts: list[int], rules: dict) -> list[TrainingTable]:
@@ -97,46 +78,18 @@ def parse_tables(text: str, flag: str = "--tables") -> list[int]:
     return counts
 
 
-def train_universal(args: Args, argv: list[str]) -> int:
-    """One universal run in its run folder (held by a FolderLock); the exit status."""
-    try:
-        rules = rules_from_options(args.rule, args.rules)
-        tables = training_tables(parse_tables(args.tables or UNIVERSAL_TABLES), parse_tables(args.house_tables, "--house-tables"),
-                                 rules)
-        teachers = parse_teachers(args.teachers, tables)  # before anything is written
-        games = table_games(args.envs, parse_table_weights(args.table_weights, tables))
-        if args.opponent not in UNIVERSAL_OPPONENTS:
-            raise ValueError(f"--opponent in a universal run must be one of {', '.join(UNIVERSAL_OPPONENTS)} "
-                             f"(agents/training/universal_league.py), got {args.opponent!r}")
-    except ValueError as error:
-        print(error_lines("train.py", str(error)), end="", file=sys.stderr)
-        return 2
-    lock = FolderLock(args.out)
-    problem = prepare_folder(args.out, args.overwrite, league=args.opponent == "league", lock=lock)
-    if problem:
-        print(error_lines("train.py", problem), end="", file=sys.stderr)
-        return 2
-    try:
-        return _train_in_folder(args, argv, tables, games, rules, teachers)
-    finally:
-        lock.release()
-
-
-def _model(args: Args, env, device: str, checkpoint: str) -> MaskablePPO:
-    if args.resume:
-        model = MaskablePPO.load(checkpoint, device=device, learning_rate=args.learning_rate, n_envs=env.num_envs)
-        model.set_env(env)  # checks the spaces: ValueError if they differ
-        return model
-    return new_model(args, env, device)
-
-
-def step_size(args: Args, timesteps: int) -> float:
-    """The step at ``timesteps`` into the run: --learning-rate to ANNEAL_FROM of --timesteps, then linear to
-    --final-learning-rate at the end (constant without one)."""
-    if args.final_learning_rate is None:
-        return args.learning_rate
-    done = min(1.0, max(0.0, (timesteps / args.timesteps - ANNEAL_FROM) / (1 - ANNEAL_FROM)))
-    return args.learning_rate + done * (args.final_learning_rate - args.learning_rate)
+def table_mixture(options: TrainingOptions, tables: str, house_tables: str, table_weights: str) -> TableMixture:
+    """The mixture of --tables (default UNIVERSAL_TABLES) and --house-tables, its games shared by --table-weights,
+    with --teachers checked (each agent loaded at its table); ValueError naming the flag, before anything is
+    written."""
+    run = options.run
+    mixture = training_tables(parse_tables(tables or UNIVERSAL_TABLES), parse_tables(house_tables, "--house-tables"), run.rules)
+    teachers = parse_teachers(options.warm_start.teachers, mixture)
+    games = table_games(run.envs, parse_table_weights(table_weights, mixture))
+    if options.opponents.opponent not in UNIVERSAL_OPPONENTS:
+        raise ValueError(f"--opponent in a universal run must be one of {', '.join(UNIVERSAL_OPPONENTS)} "
+                         f"(agents/training/universal.py), got {options.opponents.opponent!r}")
+    return TableMixture(options, mixture, games, teachers)
 
 
 class UniversalFormat:
@@ -199,15 +152,16 @@ def table_games(envs: int, weights: list[float]) -> list[int]:
     return [max(1, round(envs * weight / total)) for weight in weights]
 
 
-def table_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable], named: dict[str, str]) -> list[tuple[str, object] | None]:
+def table_teachers(model: MaskablePPO, options: TrainingOptions, tables: list[TrainingTable],
+                   named: dict[str, str]) -> list[tuple[str, object] | None]:
     """Each table's (teacher name, player): ``named``'s agent there (``parse_teachers``); else the --warm-start player
     (a new run; None for none) or the model's own greedy play (--resume), which keeps those tables as they are while
     others move."""
     teachers = []
     for index, table in enumerate(tables):
-        seed = args.seed + 100 * index
-        if table.label in named or not args.resume:
-            name = named.get(table.label, args.warm_start)
+        seed = options.run.seed + 100 * index
+        if table.label in named or not options.run.resume:
+            name = named.get(table.label, options.warm_start.teacher)
             teachers.append(None if name == "none" else
                             (name, players.load(name, num_players=table.num_players, seed=seed, rules_options=table.rules)))
         else:
@@ -238,24 +192,25 @@ def joined(parts: list) -> imitation.Demonstrations:
                                       for name in ("observations", "masks", "actions", "returns")))
 
 
-def fit_to_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable], named: dict[str, str]) -> dict:
+def fit_to_teachers(model: MaskablePPO, options: TrainingOptions, tables: list[TrainingTable], named: dict[str, str]) -> dict:
     """Fit the model to each table's teacher (``table_teachers``); config.json's record of it, with the agreement
     on other games, per table."""
     started = time.perf_counter()
-    teachers = table_teachers(model, args, tables, named)
+    run, warm = options.run, options.warm_start
+    teachers = table_teachers(model, options, tables, named)
     names = {table.label: teacher[0] for table, teacher in zip(tables, teachers, strict=True) if teacher is not None}
     if not names:
         return {}
-    print(f"fitting to teachers: collecting {args.warm_start_decisions:,} decisions over {len(names)} tables "
+    print(f"fitting to teachers: collecting {warm.decisions:,} decisions over {len(names)} tables "
           f"({', '.join(f'{label}: {name}' for label, name in names.items())})", flush=True)
-    fitted = joined(universal_demonstrations(tables, teachers, args.warm_start_decisions, args.seed + 11))
-    held_out = universal_demonstrations(tables, teachers, max(args.warm_start_decisions // 10, 512 * len(tables)), args.seed + 13)
+    fitted = joined(universal_demonstrations(tables, teachers, warm.decisions, run.seed + 11))
+    held_out = universal_demonstrations(tables, teachers, max(warm.decisions // 10, 512 * len(tables)), run.seed + 13)
     observation_format = UniversalFormat(model.observation_space)
-    print(f"fitting to teachers: {args.warm_start_epochs} epochs, {time.perf_counter() - started:.0f} s so far", flush=True)
-    fitting = imitation.Progress("bar" if args.progress else "lines", f"fitting to teachers ({args.warm_start_epochs} epochs)",
-                                 args.warm_start_epochs * math.ceil(len(fitted) / FIT_BATCH), "batch")
+    print(f"fitting to teachers: {warm.epochs} epochs, {time.perf_counter() - started:.0f} s so far", flush=True)
+    fitting = imitation.Progress("bar" if run.progress else "lines", f"fitting to teachers ({warm.epochs} epochs)",
+                                 warm.epochs * math.ceil(len(fitted) / FIT_BATCH), "batch")
     try:
-        history = imitation.fit(model, fitted, 0, epochs=args.warm_start_epochs, batch_size=FIT_BATCH, seed=args.seed + 12,
+        history = imitation.fit(model, fitted, 0, epochs=warm.epochs, batch_size=FIT_BATCH, seed=run.seed + 12,
                                 progress=fitting.update, observation_format=observation_format)
     finally:
         fitting.close()
@@ -269,84 +224,115 @@ def fit_to_teachers(model: MaskablePPO, args: Args, tables: list[TrainingTable],
             "seconds": seconds, "timesteps": int(model.num_timesteps)}
 
 
-def _train_in_folder(args: Args, argv: list[str], tables: list[TrainingTable], games: list[int], rules: dict,
-                     teachers: dict[str, str]) -> int:
-    torch.set_num_threads(update_threads(args.threads))
-    device = training_device(args.device)
-    # wins_only: the learner's return is its win rate; with -1 for a loss it learns to stall rounds at tables of
-    # three or more, where it wins less than half of them (HPUnoMixtureVecEnv).
-    game_env = HPUnoMixtureVecEnv([MixtureTable(table.num_players, count, table.rules) for table, count in zip(tables, games, strict=True)], seed=args.seed,
-                                  scale_observations=True, wins_only=True)
-    args.envs = game_env.num_envs  # new_model sizes the minibatch by it
-    checkpoint = os.path.join(args.out, "checkpoint.zip")
-    state = checkpoint_state(args.out) if args.resume else {}
-    started = time.time() - state.get("wall_seconds", 0.0)
-    model = _model(args, VecMonitor(game_env), device, checkpoint)
-    league = UniversalLeague(tables, game_env, args.out, args.seed, rules) if args.opponent == "league" else None
-    if league is not None:
-        league.restore(state)
-    precision = training_precision(args.precision, device)
-    use_precision(model.policy, precision)  # before the warm start, which fits the same layers
-    command = shlex.join(["python", "train.py", *argv])
-    config_path = os.path.join(args.out, "config.json")
-    earlier = run_config(args.out) if args.resume else {}
-    config = {"options": vars(args), "tables": [dataclasses.asdict(table) for table in tables],
-              "table_games": {table.label: count for table, count in zip(tables, games, strict=True)},
-              "rules_options": rules, "command": command, "universal": True,
-              "precision": precision, "commands": [*earlier_commands(earlier), command],
-              **{key: earlier[key] for key in ("warm_start", "refits") if key in earlier},
-              **({"league": league.members_by_table()} if league is not None else {})}
-    warm_started = not args.resume and (args.warm_start != "none" or bool(teachers))
-    if warm_started:
-        config["warm_start"] = fit_to_teachers(model, args, tables, teachers)
-    elif teachers:
-        config["refits"] = [*earlier.get("refits", []), fit_to_teachers(model, args, tables, teachers)]
-    write_json(config_path, config)
-    evaluations = CsvLog(os.path.join(args.out, "table_evaluations.csv"), UNIVERSAL_EVALUATION_COLUMNS, append=args.resume)
-    evaluate = functools.partial(_evaluate, model, game_env, tables, seed=args.seed, log=evaluations)
-    print(f"training {max(0, args.timesteps - model.num_timesteps)} steps on tables {', '.join(t.label for t in tables)}, "
-          f"{game_env.num_envs} games, output {args.out}", flush=True)
-    if (warm_started or teachers) and args.eval_every:  # a learning-curve point for the fitted weights alone
-        evaluate(args.eval_rounds, time.time() - started)
-    next_evaluation = (model.num_timesteps // args.eval_every + 1) * args.eval_every if args.eval_every else None
-    while model.num_timesteps < args.timesteps:
-        chunk = min(args.checkpoint_every, args.timesteps - model.num_timesteps)
-        model.lr_schedule = ConstantSchedule(step_size(args, model.num_timesteps))
-        model.learn(chunk, reset_num_timesteps=False)
-        if next_evaluation is not None and args.timesteps > model.num_timesteps >= next_evaluation:  # the last: below
-            next_evaluation += args.eval_every
-            evaluate(args.eval_rounds, time.time() - started)
-            if league is not None:
-                league.take_snapshot(model, f"snapshot-{league.snapshots_added + 1}")
-        save_checkpoint(args.out, model, league, time.time() - started)
-    final = evaluate(args.final_rounds, time.time() - started)
-    path = os.path.join(args.out, "agent.safetensors")
-    export(model, path, universal=True, rules_options=rules, observation_scale=universal_scale(),
-           training={"command": command, "commands": config["commands"], "tables": config["tables"],
-                     "wall_seconds": time.time() - started},
-           evaluation={"rounds": args.final_rounds, "tables": final})
-    print(f"\nagent: {path}  (agents.load({path!r}, num_players=N) for any N in 2..10)", flush=True)
-    return 0
 
 
-def _evaluate(model, game_env, tables: list[TrainingTable], rounds, wall_seconds: float, *, seed: int, log: CsvLog) -> dict:
-    """The learner's win rate at each table against the heuristic (and in training since the last evaluation),
-    written to table_evaluations.csv and printed; returns {table label: result}."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small batches of rounds: more threads only contend
-    training = game_env.table_stats()  # in the order of the tables
-    game_env.reset_table_stats()
-    results = {}
-    for table, trained in zip(tables, training, strict=True):
-        learner = live_agent(model, table.num_players, universal=True, rules_options=table.rules, observation_scale=universal_scale())
-        opponent = players.load("heuristic", num_players=table.num_players, seed=seed + 7)
-        result = win_rate(learner, opponent, table.num_players, rounds=rounds, seed=seed, **table.rules)
-        results[table.label] = {key: result[key] for key in ("win_rate", "low", "high", "rounds")}
-        log.write({"timesteps": model.num_timesteps, "wall_seconds": wall_seconds, "table": table.label,
-                   "players": table.num_players, "opponent": "heuristic", **results[table.label],
-                   "training_win_rate": trained["win_rate"], "training_episodes": trained["episodes"]})
-    print(f"{model.num_timesteps} steps: win rate against the heuristic by table "
-          + ", ".join(f"{table.label}: {results[table.label]['win_rate']:.1%} (fair {1 / table.num_players:.0%})"
-                      for table in tables), flush=True)
-    torch.set_num_threads(threads)
-    return results
+class TableMixture(Tables):
+    """A run at a mixture of tables (module docstring): the ``Tables`` case of --tables and --recipe universal."""
+
+    evaluations_file, evaluation_columns = "table_evaluations.csv", TABLE_EVALUATION_COLUMNS
+    evaluates_after_update = True
+    final_description = "rounds a table against the heuristic"
+
+    def __init__(self, options: TrainingOptions, tables: list[TrainingTable], games: list[int], teachers: dict[str, str]):
+        super().__init__(options, tables)
+        self.games, self.teachers = games, teachers
+        self.mixture_env: HPUnoMixtureVecEnv | None = None
+
+    @property
+    def kernel_players(self) -> int:
+        return self.tables[0].num_players  # the kernel compiled for one table serves every count and rules
+
+    def game_env(self) -> HPUnoMixtureVecEnv:
+        # wins_only: the learner's return is its win rate; with -1 for a loss it learns to stall rounds at tables of
+        # three or more, where it wins less than half of them (HPUnoMixtureVecEnv).
+        self.mixture_env = HPUnoMixtureVecEnv([MixtureTable(table.num_players, count, table.rules)
+                                               for table, count in zip(self.tables, self.games, strict=True)],
+                                              seed=self.options.run.seed, scale_observations=True, wins_only=True)
+        return self.mixture_env
+
+    def fit_description(self) -> str | None:
+        """What the fit before PPO does: a new network's, to --warm-start and --teachers; a resumed one's, to
+        --teachers given now; or None."""
+        if self.options.run.resume:
+            return "the network learns the --teachers' choices again before PPO" if self.teachers else None
+        if self.options.warm_start.teacher == "none" and not self.teachers:
+            return None
+        return "the new network learns its teachers' choices at every table before PPO"
+
+    def warm_start(self, model, config: dict) -> float:
+        """Fit the network to each table's teacher (config["warm_start"], or on --resume one more of config["refits"]);
+        the seconds it took."""
+        record = fit_to_teachers(model, self.options, self.tables, self.teachers)
+        if self.options.run.resume:
+            config["refits"] = [record]  # after the earlier commands' (add_to_config)
+        else:
+            config["warm_start"] = record
+        return record.get("seconds", 0.0)
+
+    def install_opponents(self, model, game_env, state: dict) -> None:
+        """--opponent league: a league at each table (``specialist_league``, table i seeded with seed + 1000 i + 2);
+        else the mixture's own heuristic plays every table."""
+        if self.options.opponents.opponent != "league":
+            return
+        seed = self.options.run.seed
+        self.leagues = [specialist_league(table.num_players, table.rules, (seed + 1000 * index + 2) % SEED_LIMIT)
+                        for index, table in enumerate(self.tables)]
+        for league, batch in zip(self.leagues, game_env.batches, strict=True):
+            league.install(batch)
+        self.restore_snapshots(state)
+
+    def add_to_config(self, config: dict, game_env) -> None:
+        """The tables, their games and leagues; and, on --resume, the fits of the commands before."""
+        config["options"]["envs"] = game_env.num_envs  # the games of every table together
+        config.update(tables=[dataclasses.asdict(table) for table in self.tables], universal=True,
+                      table_games={table.label: count for table, count in zip(self.tables, self.games, strict=True)})
+        if self.leagues:
+            config["league"] = {table.label: league.names for table, league in zip(self.tables, self.leagues, strict=True)}
+        earlier = run_config(self.options.run.out) if self.options.run.resume else {}
+        if "warm_start" in earlier:
+            config["warm_start"] = earlier["warm_start"]
+        if "refits" in earlier or "refits" in config:
+            config["refits"] = [*earlier.get("refits", []), *config.get("refits", [])]
+
+    def describe(self, game_env) -> str:
+        return f" on tables {', '.join(table.label for table in self.tables)}, {game_env.num_envs} games"
+
+    def evaluate(self, training, start: bool = False) -> dict[str, float]:
+        """The curve's point at every table; in a league (but for the point after a fit), a snapshot at every table."""
+        results = self.table_results(training.model, training, self.options.evaluation.rounds)
+        if self.leagues and not start:
+            name = f"snapshot-{self.league.snapshots_added + 1}"
+            for league, agent in zip(self.leagues, self.frozen_learner(training.model, name), strict=True):
+                league.add_snapshot(agent, name)
+        return {label: result["win_rate"] for label, result in results.items()}
+
+    def final_evaluation(self, model, training) -> dict:
+        return {"tables": self.table_results(model, training, self.options.evaluation.final_rounds)}
+
+    def table_results(self, model, training, rounds: int) -> dict:
+        """The learner's win rate at each table against the heuristic (and in training since the last evaluation),
+        written to table_evaluations.csv and printed; returns {table label: result}."""
+        seed = self.options.run.seed
+        trained = self.mixture_env.table_stats()  # in the order of the tables
+        self.mixture_env.reset_table_stats()
+        results = {}
+        for table, stats in zip(self.tables, trained, strict=True):
+            learner = live_agent(model, table.num_players, universal=True, rules_options=table.rules, observation_scale=universal_scale())
+            opponent = players.load("heuristic", num_players=table.num_players, seed=seed + 7)
+            result = win_rate(learner, opponent, table.num_players, rounds=rounds, seed=seed, **table.rules)
+            results[table.label] = {key: result[key] for key in ("win_rate", "low", "high", "rounds")}
+            training.evaluations.write({"timesteps": model.num_timesteps, "wall_seconds": training.wall_seconds(),
+                                        "table": table.label, "players": table.num_players, "opponent": "heuristic",
+                                        **results[table.label], "training_win_rate": stats["win_rate"],
+                                        "training_episodes": stats["episodes"]})
+        print(f"{model.num_timesteps} steps: win rate against the heuristic by table "
+              + ", ".join(f"{table.label}: {results[table.label]['win_rate']:.1%} (fair {1 / table.num_players:.0%})"
+                          for table in self.tables), flush=True)
+        return results
+
+    def export(self, model, path: str, **metadata) -> dict:
+        return export(model, path, universal=True, rules_options=self.options.run.rules, observation_scale=universal_scale(),
+                      **metadata)
+
+    def loading_hint(self, path: str) -> str:
+        return f"agents.load({path!r}, num_players=N) for any N in 2..10"

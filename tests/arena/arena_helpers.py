@@ -1,7 +1,13 @@
-"""What the arena's API and browser tests share: a person's way of choosing among the legal actions, and
-playing a game through the API to its end."""
+"""What the arena's API and browser tests share: a person's way of choosing among the legal actions, playing a
+game through the API to its end, and a real uvicorn server on a free port."""
 
 from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import uvicorn
 
 LOCAL = "http://localhost"  # the base URL of the tests' clients: the arena answers this machine's names only
 
@@ -44,3 +50,25 @@ def play_through(client, created: dict, on_answer=None, limit: int = 3000) -> tu
         assert response.status_code == 200, response.text
         view = response.json()
     raise AssertionError(f"the game did not end in {limit} decisions")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def served(app, **config):
+    """uvicorn serving ``app`` on a free port of 127.0.0.1 in a thread (``config``: more of ``uvicorn.Config``'s
+    options, its log level "warning" unless given); yields the base URL."""
+    port = free_port()
+    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, **{"log_level": "warning", **config}))
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uvicorn_server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    uvicorn_server.should_exit = True
+    thread.join(timeout=10)

@@ -114,9 +114,10 @@ def test_a_person_game_refuses_what_is_not_the_persons_to_do(client):
     for body, status, words in cases:
         response = client.post(f"{url}/actions", json=body, headers=headers)
         assert response.status_code == status and words in response.json()["error"], (body, response.text)
-    for raw in (b"{not json", b"[1, 2]", b'{"action": 1' + b"0" * 60 + b"}", b"[" * 5000 + b"]" * 5000):
+    for raw, status in ((b"{not json", 400), (b"[1, 2]", 400), (b'{"action": 1' + b"0" * 60 + b"}", 400),
+                        (b"[" * 500 + b"]" * 500, 400), (b"[" * 5000 + b"]" * 5000, 413)):  # an action's body: 1 kB at most
         response = client.post(f"{url}/actions", content=raw, headers={**headers, "Content-Type": "application/json"})
-        assert response.status_code == 400 and response.json()["error"], raw[:20]
+        assert response.status_code == status and response.json()["error"], raw[:20]
     assert client.get(url, headers=headers).json() == before
     assert client.post(f"{url}/step", headers=headers).status_code == 409
 

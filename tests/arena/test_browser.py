@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -19,8 +18,7 @@ import time
 
 import httpx
 import pytest
-import uvicorn
-from arena_helpers import LOCAL, choose, play_through
+from arena_helpers import LOCAL, choose, play_through, served
 from starlette.testclient import TestClient
 
 from agents.arena import bot_client, create_app
@@ -31,31 +29,10 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this ma
 SCREENSHOTS = os.environ.get("HPUNO_ARENA_SCREENSHOTS")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("arena")
     return {"records": root / "records", "results": root / "results"}
-
-
-def served(app):
-    """uvicorn serving ``app`` on a free port of 127.0.0.1 in a thread; yields the base URL."""
-    port = free_port()
-    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not uvicorn_server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    uvicorn_server.should_exit = True
-    thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -351,9 +328,9 @@ def test_a_slow_first_search_game_says_the_search_player_is_being_prepared(page,
     arena = app.state.arena
     release = threading.Event()
 
-    def held(body, person, make=arena.add_game):  # the game is made once the test has seen the notice
+    def held(body, person, client, make=arena.add_game):  # the game is made once the test has seen the notice
         assert release.wait(60), "the test never released the new game"
-        return make(body, person)
+        return make(body, person, client)
 
     arena.search_ready.clear()  # as while the command compiles the search player at start
     arena.add_game = held
@@ -417,6 +394,39 @@ def test_a_person_plays_under_a_name_and_finds_it_on_the_ladder_tab(browser, lad
     kinds = {row[1]: (row[2], row[4]) for row in rows}  # another test of this server's may add its own names
     assert kinds["alice"] == ("person", "1") and kinds["heuristic"] == ("agent", "1")
     screenshot(page, "ladder")
+    context.close()
+    assert errors == []
+
+
+def test_a_names_rating_history_is_plotted_a_point_a_rated_game(browser, ladder_server):
+    with httpx.Client(base_url=ladder_server, timeout=30) as client:
+        for seed in (11, 12, 13):  # three rated games of carol's, played over the API
+            created = client.post("/api/games", json={"players": 2, "opponents": ["random"], "seed": seed, "name": "carol"})
+            assert created.status_code == 200, created.text
+            assert play_through(client, created.json())[0]["over"]
+        history = client.get("/api/ladder/carol").json()["history"]
+    assert len(history) == 3
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_default_timeout(20_000)
+    open_page(page, ladder_server, "ladder")
+    page.click("#ladder-table button[data-history=carol]")
+    page.wait_for_selector("#ladder-plot circle.mu")
+    points = page.eval_on_selector_all("#ladder-plot circle.mu", "nodes => nodes.map(n => [n.dataset.game, Number(n.dataset.mu), "
+                                       "Number(n.getAttribute('cx')), Number(n.getAttribute('cy'))])")
+    assert [point[0] for point in points] == [entry["game"] for entry in history]
+    assert [point[1] for point in points] == pytest.approx([entry["mu"] for entry in history])
+    xs, ys = [point[2] for point in points], [point[3] for point in points]
+    assert xs == sorted(xs) and len(set(xs)) == 3
+    ranks = lambda values: sorted(range(3), key=values.__getitem__)  # noqa: E731
+    assert ranks([-y for y in ys]) == ranks([entry["mu"] for entry in history])  # a higher mu is drawn higher up
+    assert page.locator("#ladder-plot polygon.band").count() == 1 and "carol (person)" in page.inner_text("#ladder-history")
+    page.click("#ladder-table button[data-history=random]")  # another name: its own history replaces carol's
+    page.wait_for_selector("#ladder-history h3:has-text('random (agent)')")
+    assert page.locator("#ladder-plot circle.mu").count() == 3
+    screenshot(page, "ladder-history")
     context.close()
     assert errors == []
 

@@ -49,6 +49,12 @@ def test_the_arena_binds_to_this_machine_by_default_without_a_warning(served, ca
     assert "warning" not in output.err and f"http://127.0.0.1:{port}/" in output.out
 
 
+def test_the_per_client_cap_reaches_the_app(served, tmp_path):
+    argv = ["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path), "--port", str(free_port())]
+    assert cli.main([*argv, "--max-games-per-client", "3"]) == 0
+    assert served[0]["app"].state.arena.max_games_per_client == 3
+
+
 def test_another_host_is_served_with_a_warning(served, capsys, tmp_path):
     port = free_port()
     assert cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--host", "0.0.0.0", "--port", str(port), "--records", str(tmp_path)]) == 0
@@ -58,10 +64,12 @@ def test_another_host_is_served_with_a_warning(served, capsys, tmp_path):
 
 def test_the_limits_the_command_shows_are_the_servers():
     assert server.MAX_GAMES == limits.MAX_GAMES and server.IDLE_SECONDS == limits.IDLE_SECONDS
+    assert server.MAX_GAMES_PER_CLIENT == limits.MAX_GAMES_PER_CLIENT
 
 
 BAD = [
     (["--port", "0"], "--port"), (["--port", "70000"], "--port"), (["--max-games", "0"], "--max-games"),
+    (["--max-games-per-client", "0"], "--max-games-per-client"),
     (["--idle-minutes", "-1"], "--idle-minutes"), (["--idle-minutes", "0"], "--idle-minutes"),
     (["--idle-minutes", "nan"], "--idle-minutes"), (["--idle-minutes", "inf"], "--idle-minutes"),
     (["--max-records", "0"], "--max-records"), (["--results", "/nope"], "--results"),

@@ -379,3 +379,67 @@ def test_the_app_refuses_a_records_folder_it_cannot_write(tmp_path):
     (tmp_path / "a-file").write_text("")
     with pytest.raises(ValueError, match="cannot be written"):
         create_app(records=str(tmp_path / "a-file" / "records"))
+
+
+def test_one_client_holds_at_most_max_games_per_client_live_games(records):
+    app = create_app(records=str(records), max_games=10, max_games_per_client=2, allow_decks=True)
+    other = TestClient(app, base_url=LOCAL, client=("10.0.0.2", 50000))  # another address
+    with TestClient(app, base_url=LOCAL) as client:
+        played = client.post("/api/games", json={"players": 2, "seed": 3}).json()
+        assert client.post("/api/watch", json={"players": 2}).status_code == 200  # a watched game counts too
+        refused = client.post("/api/games", json={"players": 2})
+        assert refused.status_code == 429 and "2 live games" in refused.json()["error"]
+        assert "--max-games-per-client 2" in refused.json()["error"] and len(app.state.arena.games) == 2
+        assert other.post("/api/games", json={"players": 2}).status_code == 200
+        assert other.post("/api/watch", json={"players": 2}).status_code == 200
+        assert other.post("/api/watch", json={"players": 2}).status_code == 429
+        finished, _ = play_through(client, played)
+        assert finished["over"] and client.post("/api/games", json={"players": 2}).status_code == 200  # a finished game is no longer held
+    assert app.state.arena.making_by_client == {}
+
+
+def post_routes(routes):
+    """The paths of the POST routes among ``routes``, those of included routers too."""
+    for route in routes:
+        included = getattr(route, "original_router", None)
+        if included is not None:
+            yield from post_routes(included.routes)
+        elif "POST" in (getattr(route, "methods", None) or ()):
+            yield route.path
+
+
+def test_every_post_route_bounds_its_body_and_an_oversized_one_changes_nothing(tmp_path):
+    from agents.arena.bots import MAX_BOT_BODY_BYTES
+
+    app = create_app(records=str(tmp_path / "records"), db=tmp_path / "arena.sqlite3", allow_decks=True)
+    with TestClient(app, base_url=LOCAL) as client:
+        bot = client.post("/api/bots", json={"name": "zeta"}).json()["token"]
+        game = client.post("/api/games", json={"players": 2, "seed": 1}).json()
+        bots_game = client.post("/api/games", json={"players": 2, "seed": 1, "opponents": ["bot:zeta"]}).json()
+        watched = client.post("/api/watch", json={"players": 2}).json()
+        limits = {
+            ("/api/games", None): server.MAX_GAME_BODY_BYTES,
+            ("/api/watch", None): server.MAX_GAME_BODY_BYTES,
+            (f"/api/games/{game['game']}/actions", game["token"]): server.MAX_ACTION_BODY_BYTES,
+            (f"/api/games/{bots_game['game']}/actions", bot): server.MAX_ACTION_BODY_BYTES,
+            (f"/api/games/{watched['game']}/step", watched["token"]): server.MAX_BODY_BYTES,  # reads no body
+            ("/api/replays", None): server.MAX_BODY_BYTES,
+            ("/api/bots", None): MAX_BOT_BODY_BYTES,
+        }
+        posted = set(post_routes(app.routes))
+        assert posted == {"/api/games", "/api/watch", "/api/games/{game_id}/actions", "/api/games/{game_id}/step",
+                          "/api/replays", "/api/bots"}  # a new POST route needs its limit here
+        arena = app.state.arena
+        before = (len(arena.games), len(arena.replays), arena.ladder.store.players(),
+                  [(g.game_id, len(g.log), g.over) for g in arena.games.values()])
+        for (url, token), limit in limits.items():
+            body = b'{"x": "' + b"a" * (limit - 8) + b'"}'
+            headers = {"Content-Type": "application/json", **(bearer(token) if token else {})}
+            assert len(body) == limit + 1
+            answer = client.post(url, content=body, headers=headers)
+            assert answer.status_code == 413 and f"over {limit} bytes" in answer.json()["error"], (url, answer.text)
+            if limit < server.MAX_BODY_BYTES:  # a body of the limit itself is read (and refused for what it says)
+                answer = client.post(url, content=body[:-3] + b'"}', headers=headers)
+                assert answer.status_code == 400 and "['x']" in answer.json()["error"], (url, answer.text)
+        assert before == (len(arena.games), len(arena.replays), arena.ladder.store.players(),
+                          [(g.game_id, len(g.log), g.over) for g in arena.games.values()])

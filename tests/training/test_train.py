@@ -363,10 +363,12 @@ def test_a_network_from_random_weights_plays_a_card_when_it_can_so_its_rounds_en
     from hpuno_env import HPUnoVecEnv
     from hpuno_env.encoding import observation_scale
 
-    args = train.parse_args(["--warm-start", "none", "--critic", critic, "--out", str(tmp_path / "run")])
+    argv = ["--warm-start", "none", "--critic", critic, "--out", str(tmp_path / "run")]
+    options = train.training_options(train.parse_args(argv), argv)
     env = HPUnoVecEnv(num_envs=2, num_players=2, learner_seat="random", scale_observations=True,
                       critic_sees_hands=critic == "hands")
-    untrained = live_agent(new_model(args, env, "cpu"), 2, observation_scale=observation_scale(2))
+    model = new_model(options.ppo, env, "cpu", seed=options.run.seed, num_players=2, untrained=True)
+    untrained = live_agent(model, 2, observation_scale=observation_scale(2))
     result = win_rate(untrained, agents.load("random", num_players=2, seed=1), 2, rounds=100, seed=0, max_turns=2000)
     assert result["win_rate"] >= 0.9 and result["mean_decisions"] < 400, result
 
@@ -443,17 +445,16 @@ def test_no_warm_start_and_no_hold_out_go_together(tmp_path):
 
 
 def test_an_opponent_file_made_under_other_rules_plays_with_one_warning_line(tmp_path, capsys):
-    from agents._cli import rules_from_options
     from agents.training.opponents import install_opponents
     from hpuno_env import HPUnoVecEnv
 
     shipped = str(ROOT / "agents" / "weights" / "ppo_2p.safetensors")  # trained under the default rules
     for opponent, rule, warned in ((shipped, "uno_penalty=4", True), (f"heuristic=1,{shipped}=1", "uno_penalty=4", True),
                                    (shipped, "uno_penalty=2", False)):
-        args = train.parse_args(["--opponent", opponent, "--rule", rule, "--out", str(tmp_path / "run")])
-        rules = rules_from_options(args.rule, args.rules)
-        env = HPUnoVecEnv(num_envs=2, num_players=2, learner_seat="random", seed=0, **rules)
-        assert install_opponents(args, env, None, {}, rules) is None
+        argv = ["--opponent", opponent, "--rule", rule, "--out", str(tmp_path / "run")]
+        options = train.training_options(train.parse_args(argv), argv)
+        env = HPUnoVecEnv(num_envs=2, num_players=2, learner_seat="random", seed=0, **options.run.rules)
+        assert install_opponents(options.opponents, options.run, env, None) is None
         lines = capsys.readouterr().err.splitlines()
         if warned:
             assert len(lines) == 1 and lines[0].startswith("warning: agent") and "uno_penalty" in lines[0], lines

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import agents
-from agents.training.train import main
-from agents.training.options import Args
-from agents.training.universal import parse_table_weights, parse_tables, parse_teachers, step_size, table_games, training_tables
+from agents.training.options import learning_rate
+from agents.training.run_folder import run_files
+from agents.training.train import main, parse_args, run_tables
+from agents.training.universal import parse_table_weights, parse_tables, parse_teachers, table_games, training_tables
 from hpuno_env import VectorEngine
 
 SMALL = ["--tables", "2,3,6", "--house-tables", "2", "--warm-start-decisions", "4000", "--envs", "25", "--n-steps", "32", "--batch-size", "256", "--net-arch", "32",
@@ -28,6 +29,9 @@ def test_a_universal_run_checkpoints_resumes_and_exports(tmp_path):
     labels = {"2", "3", "6", "2 house", "2 house classic"}
     assert {row["table"] for row in rows} == labels
     assert {int(row["timesteps"]) for row in rows} == {0, 1600, 3200}  # 0: after the warm start
+    with open(f"{out}/losses.csv") as file:  # train.py's one loop: the same logs as a single table's
+        assert [int(row["timesteps"]) for row in csv.DictReader(file)] == [800, 1600, 2400, 3200]
+    assert f"{out}/table_evaluations.csv" in run_files(out)  # --overwrite removes it with the rest of the run
     config = json.load(open(f"{out}/config.json"))
     assert config["warm_start"]["decisions"] == 4000 and len(config["commands"]) == 2
     agent = agents.load(f"{out}/agent.safetensors", num_players=4, seed=0)
@@ -46,10 +50,12 @@ def test_bad_tables_are_refused():
     assert parse_tables("", "--house-tables") == []
 
 
-def test_the_step_is_constant_for_a_quarter_of_the_run_then_falls_to_the_final_one():
-    args = Args(learning_rate=4e-4, final_learning_rate=0.0, timesteps=1000)
-    assert [step_size(args, steps) for steps in (0, 250, 625, 1000, 2000)] == pytest.approx([4e-4, 4e-4, 2e-4, 0.0, 0.0])
-    assert step_size(Args(learning_rate=4e-4, timesteps=1000), 900) == 4e-4
+def test_the_step_is_constant_for_a_quarter_of_the_run_then_falls_to_the_final_one(tmp_path):
+    argv = ["--tables", "2,3", "--out", str(tmp_path / "run"), "--learning-rate", "4e-4", "--timesteps", "1000"]
+    assert learning_rate(run_tables(parse_args(argv), argv)[0].ppo) == 4e-4  # no final step: constant
+    argv += ["--final-learning-rate", "0"]
+    step = learning_rate(run_tables(parse_args(argv), argv)[0].ppo)  # a function of SB3's progress_remaining
+    assert [step(1 - steps / 1000) for steps in (0, 250, 625, 1000, 2000)] == pytest.approx([4e-4, 4e-4, 2e-4, 0.0, 0.0])
 
 
 def test_house_tables_without_tables_are_refused(capsys):
@@ -135,3 +141,14 @@ def test_a_league_run_plays_heuristic_snapshots_and_specialists_and_resumes_them
 def test_a_universal_run_takes_only_the_heuristic_or_a_league(tmp_path, capsys):
     assert main([*TWO_TABLES, "--opponent", "random", "--out", str(tmp_path / "run"), "--timesteps", "512"]) == 2
     assert "--opponent in a universal run" in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
+def test_the_universal_step_anneals_at_every_update_and_the_fitted_network_is_measured_with_no_eval_every(tmp_path):
+    out = tmp_path / "run"
+    assert main([*TWO_TABLES, "--eval-every", "0", "--learning-rate", "3e-4", "--final-learning-rate", "0",
+                 "--out", str(out), "--timesteps", "2048"]) == 0
+    with open(out / "losses.csv") as file:  # rollouts of 512 steps: the schedule at 512, 1024, 1536 and 2048 steps
+        steps = [float(row["learning_rate"]) for row in csv.DictReader(file)]
+    assert steps == pytest.approx([3e-4, 2e-4, 1e-4, 0.0], abs=1e-9)
+    with open(out / "table_evaluations.csv") as file:  # the fitted network's point, then the final evaluation's
+        assert [int(row["timesteps"]) for row in csv.DictReader(file)] == [0, 0, 2048, 2048]

@@ -464,14 +464,62 @@ function duplicateText(duplicate) {
 async function loadLadder() {
   await guarded(async () => {
     const { players } = await api("GET", "/api/ladder");
-    const head = ["rank", "name", "kind", "rating μ ± σ", "games", "duplicate [95%] (games)"];
+    const head = ["rank", "name (its history)", "kind", "rating μ ± σ", "games", "duplicate [95%] (games)"];
+    const nameCell = (name) => el("td", {}, el("button", { type: "button", className: "link", "data-history": name, text: name }));
     document.getElementById("ladder").replaceChildren(players.length ? el("table", { className: "board", id: "ladder-table" }, [
       el("tr", {}, head.map((h) => el("th", { text: h }))),
-      ...players.map((row, index) => el("tr", { "data-name": row.name }, [String(index + 1), row.name, row.kind,
-        `${row.mu.toFixed(2)} ± ${row.sigma.toFixed(2)}`, String(row.games), duplicateText(row.duplicate)]
-        .map((cell) => el("td", { text: cell })))),
+      ...players.map((row, index) => el("tr", { "data-name": row.name }, [
+        el("td", { text: String(index + 1) }), nameCell(row.name),
+        ...[row.kind, `${row.mu.toFixed(2)} ± ${row.sigma.toFixed(2)}`, String(row.games), duplicateText(row.duplicate)]
+          .map((cell) => el("td", { text: cell }))])),
     ]) : el("p", { text: "Nobody on the ladder yet: play a game under a name (Play)." }));
   });
+}
+
+// One name's rating after each of its rated games (GET /api/ladder/NAME), drawn as a plot.
+async function showHistory(name) {
+  await guarded(async () => {
+    const data = await api("GET", `/api/ladder/${encodeURIComponent(name)}`);
+    document.getElementById("ladder-history").replaceChildren(
+      el("h3", { text: `${data.name} (${data.kind}): μ after each rated game, the band μ ± 2σ` }),
+      data.history.length ? historyPlot(data.history) : el("p", { text: "No rated games yet." }));
+  });
+}
+
+function svgElement(tag, attributes = {}, text = null) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+// An SVG plot of a rating history: x the games in order, y the rating; a line through μ with a point a game
+// (data-mu: its value; a tooltip gives the game's id), over the band μ ± 2σ.
+function historyPlot(history) {
+  const width = 600, height = 240, left = 52, right = 16, top = 12, bottom = 34;
+  const high = Math.max(...history.map((h) => h.mu + 2 * h.sigma)), low = Math.min(...history.map((h) => h.mu - 2 * h.sigma));
+  const span = high - low || 1;
+  const step = history.length > 1 ? (width - left - right) / (history.length - 1) : 0;
+  const x = (index) => (history.length > 1 ? left + index * step : (left + width - right) / 2);
+  const y = (value) => top + ((high - value) * (height - top - bottom)) / span;
+  const line = (values) => values.map((value, index) => `${x(index).toFixed(1)},${y(value).toFixed(1)}`);
+  const upper = line(history.map((h) => h.mu + 2 * h.sigma)), lower = line(history.map((h) => h.mu - 2 * h.sigma));
+  const svg = svgElement("svg", { id: "ladder-plot", viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
+    "aria-label": `rating after each of ${history.length} games` });
+  svg.append(
+    svgElement("rect", { x: left, y: top, width: width - left - right, height: height - top - bottom, class: "frame" }),
+    svgElement("polygon", { points: [...upper, ...lower.reverse()].join(" "), class: "band" }),
+    svgElement("polyline", { points: line(history.map((h) => h.mu)).join(" "), class: "mu-line" }),
+    ...[high, (high + low) / 2, low].map((value) => svgElement("text", { x: left - 6, y: y(value) + 4, class: "axis", "text-anchor": "end" }, value.toFixed(1))),
+    svgElement("text", { x: left, y: height - 8, class: "axis" }, "game 1"),
+    svgElement("text", { x: width - right, y: height - 8, class: "axis", "text-anchor": "end" }, `game ${history.length}`),
+  );
+  history.forEach((h, index) => {
+    const point = svgElement("circle", { cx: x(index), cy: y(h.mu), r: 4, class: "mu", "data-mu": h.mu, "data-game": h.game });
+    point.append(svgElement("title", {}, `game ${index + 1} (${h.game}): μ ${h.mu.toFixed(2)} ± ${h.sigma.toFixed(2)}`));
+    svg.append(point);
+  });
+  return svg;
 }
 
 // ------------------------------------------------------------------ start
@@ -503,6 +551,10 @@ function wire() {
     showFrame(state.replay.index);
   });
   document.getElementById("results-sets").addEventListener("change", loadLeaderboard);
+  document.getElementById("ladder").addEventListener("click", (event) => {
+    const target = event.target.closest("[data-history]");
+    if (target) showHistory(target.dataset.history);
+  });
   window.addEventListener("hashchange", showPage);
 }
 
