@@ -3,6 +3,7 @@
     python benchmarks/bench_search_ceiling.py --players 2 --rounds 300
     python benchmarks/bench_search_ceiling.py --players 4 --rounds 200
     python benchmarks/bench_search_ceiling.py --players 2 --rounds 0 --play 600
+    python benchmarks/bench_search_ceiling.py --players 2 --rounds 0 --play 2000 --kinds plain belief
 
 The search player values each legal action by playing worlds out with the heuristic and leaves the heuristic's
 action for a clearly better one: one step of policy improvement over the heuristic, its gain at most what the
@@ -10,14 +11,16 @@ best action at each decision adds when every later decision is the heuristic's. 
 directly, on the heuristic's own games (every seat the heuristic, ``--rounds`` rounds to the end):
 
 At every decision with more than one legal action, each candidate is valued by heuristic rollouts in worlds of
-three kinds, ``--worlds`` each, and each kind picks an action as the search player does (the most wins, kept only
+the kinds (``--kinds``), ``--worlds`` each, and each kind picks an action as the search player does (the most wins, kept only
 if its mean paired difference against the heuristic's action exceeds ``--gate`` standard errors:
 ``agents.players.search.gated_choice``):
 
 - ``true hands``: the game as it is, only the draw pile's order shuffled and the random streams fresh: a searcher
   that sees every hand (no searcher from a seat's view can have better worlds);
 - ``plain``: ``VectorEngine.determinize`` from the deciding seat, as the search player deals them;
-- ``evidence``: the same with ``evidence=True``.
+- ``evidence``: the same with ``evidence=True``;
+- ``belief``: ``determinize`` with each seat's cards drawn by the shipped belief's odds of each kind
+  (``agents.players.search.world_weights``), as ``agents.load("search", belief="shipped")`` deals them.
 
 Each pick is then valued against the heuristic's action in an independent set of ``--eval-worlds`` true-hands
 worlds (so the pick's own luck does not count). Summed over a seat's decisions in a round, that is, to first
@@ -37,11 +40,12 @@ import time
 import numpy as np
 
 import agents
-from agents.players.search import candidate_wins, gated_choice
+from agents.belief import load_belief
+from agents.players.search import candidate_wins, gated_choice, world_weights
 from hpuno_env import VectorEngine
 from hpuno_env.worlds import generator_words
 
-KINDS = ("true hands", "plain", "evidence")
+KINDS = ("true hands", "plain", "evidence", "belief")
 
 
 class Valuer:
@@ -49,6 +53,7 @@ class Valuer:
 
     def __init__(self, num_players: int, worlds: int, max_candidates: int = 80):
         self.worlds = worlds
+        self.belief = load_belief(num_players)
         self.engine = VectorEngine(worlds * max_candidates, num_players, auto_reset=False)
         self.engine.leave_idle(np.arange(self.engine.num_games))
 
@@ -63,8 +68,9 @@ class Valuer:
             engine.state.draw_pile[first, :size] = np.take_along_axis(engine.state.draw_pile[first, :size], shuffle, axis=1)
             engine.state.rng[first] = generator_words(seed, worlds)
         else:
+            weights = world_weights(self.belief, game.observe()[index]) if kind == "belief" else None
             engine.determinize_into(first, game, index, viewer=int(game.state.current_player[index]), seed=seed,
-                                    evidence=kind == "evidence")
+                                    evidence=kind == "evidence", weights=weights)
         return candidate_wins(engine, candidates, worlds, heuristic_play_out)
 
 
@@ -74,14 +80,15 @@ def heuristic_play_out(engine: VectorEngine, games: int) -> np.ndarray:
     return winners
 
 
-def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: float, seed: int) -> dict:
+def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: float, seed: int,
+            kinds: tuple[str, ...] = KINDS) -> dict:
     """Per kind: the gain per seat and round (mean, 95% interval), and the share of decisions it changed."""
     game = VectorEngine(rounds, num_players, seed=seed, auto_reset=False)
     game.reset()
     heuristic = agents.load("heuristic", num_players, seed=seed)
     valuer, judge = Valuer(num_players, worlds), Valuer(num_players, eval_worlds)
-    gains = {kind: np.zeros(rounds) for kind in KINDS}
-    changed = dict.fromkeys(KINDS, 0)
+    gains = {kind: np.zeros(rounds) for kind in kinds}
+    changed = dict.fromkeys(kinds, 0)
     decisions = 0
     seeds = np.random.SeedSequence(seed).generate_state(8, np.uint32)
     while True:
@@ -97,14 +104,14 @@ def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: 
             decisions += 1
             position_seed = (int(seeds[0]) + 1_000_003 * decisions) % 2**31
             truth = judge.wins(game, index, candidates, "true hands", position_seed + 7)
-            for kind in KINDS:
+            for kind in kinds:
                 chosen = gated_choice(valuer.wins(game, index, candidates, kind, position_seed), base, gate)[0]
                 if chosen != base:
                     changed[kind] += 1
                     gains[kind][index] += (truth[chosen] - truth[base]).mean()
         game.step(actions, partial=True)
     report = {"decisions_per_seat_and_round": decisions / (rounds * num_players)}
-    for kind in KINDS:
+    for kind in kinds:
         per_seat = gains[kind] / num_players  # a round's gain for one seat, averaged over its seats
         half = 1.96 * per_seat.std(ddof=1) / math.sqrt(rounds)
         report[kind] = {"gain": float(per_seat.mean()), "low": float(per_seat.mean() - half), "high": float(per_seat.mean() + half),
@@ -155,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-worlds", type=int, default=256, help="true-hands worlds that value each pick")
     parser.add_argument("--gate", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), metavar="KIND",
+                        help=f"the kinds of worlds compared (default all: {', '.join(KINDS)}; quote 'true hands')")
     parser.add_argument("--play", type=int, default=0, metavar="DEALS",
                         help="also play DEALS deals in duplicate with each searcher in one seat (played_gain)")
     args = parser.parse_args(argv)
@@ -163,21 +172,21 @@ def main(argv: list[str] | None = None) -> int:
               f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
         print("| worlds that pick | searcher − heuristic, points [95%] | decisions changed |")
         print("|---|---|---|")
-        for kind in KINDS:
+        for kind in args.kinds:
             row = played_gain(args.players, args.play, args.worlds, args.gate, args.seed, kind)
             print(f"| {kind} | {100 * row['gain']:+.1f} [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}] | {row['changed']:.1%} |",
                   flush=True)
     if not args.rounds:
         return 0
     start = time.perf_counter()
-    report = measure(args.players, args.rounds, args.worlds, args.eval_worlds, args.gate, args.seed)
+    report = measure(args.players, args.rounds, args.worlds, args.eval_worlds, args.gate, args.seed, tuple(args.kinds))
     print(f"# one step of search over the heuristic, {args.players} players, {args.rounds} heuristic rounds, {args.worlds} worlds "
           f"to pick, {args.eval_worlds} true-hands worlds to value, gate {args.gate}, seed {args.seed}; "
           f"{report['decisions_per_seat_and_round']:.1f} decisions with a choice per seat and round; "
           f"{time.perf_counter() - start:.0f} s; {datetime.date.today()}, {platform.machine()}")
     print("| worlds that pick | gain per seat and round, points [95%] | decisions changed |")
     print("|---|---|---|")
-    for kind in KINDS:
+    for kind in args.kinds:
         row = report[kind]
         print(f"| {kind} | {100 * row['gain']:+.1f} [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}] | {row['changed']:.1%} |")
     return 0
