@@ -21,24 +21,24 @@ SEEDED = ["--timesteps", "1024", "--warm-start", "heuristic", "--warm-start-deci
           "--rules", '{"max_turns": 500}', "--no-progress"]
 LOSSES = ["timesteps", "train_win_rate", "ep_rew_mean", "ep_len_mean", *train.UPDATE_COLUMNS]
 
-# The SEEDED run as train.py trained it before --device existed (torch 2.13.0 CPU, one thread): losses.csv's
-# update columns as written (6 significant digits), and each weight tensor's sum of absolute values. Recorded at
-# commit e431351 (observation layout 3); a change of the observation or of the game's seeding moves them.
+# The SEEDED run as train.py trained it before --device existed, re-recorded for observation layout 4 (torch 2.13.0
+# CPU, one thread): losses.csv's update columns as written (6 significant digits), and each weight tensor's sum of
+# absolute values. A change of the observation or of the game's seeding moves them.
 BEFORE_DEVICE_LOSSES = [
-    {"timesteps": "512", "train_win_rate": "", "ep_rew_mean": "", "ep_len_mean": "", "loss": "-0.0223739",
-     "policy_gradient_loss": "-0.00942543", "value_loss": "0.0200308", "entropy_loss": "-1.11401", "approx_kl": "0.00059031823",
-     "clip_fraction": "0", "explained_variance": "0.226583", "learning_rate": "0.0003"},
-    {"timesteps": "1024", "train_win_rate": "0", "ep_rew_mean": "-1", "ep_len_mean": "49.5", "loss": "-0.0105489",
-     "policy_gradient_loss": "-0.00584528", "value_loss": "0.0297977", "entropy_loss": "-1.11314", "approx_kl": "0.00055091514",
-     "clip_fraction": "0", "explained_variance": "0.228111", "learning_rate": "0.0003"},
+    {"timesteps": "512", "train_win_rate": "", "ep_rew_mean": "", "ep_len_mean": "", "loss": "-0.00229516",
+     "policy_gradient_loss": "-0.0103067", "value_loss": "0.059844", "entropy_loss": "-1.12517", "approx_kl": "0.0013095419",
+     "clip_fraction": "0", "explained_variance": "-0.364314", "learning_rate": "0.0003"},
+    {"timesteps": "1024", "train_win_rate": "", "ep_rew_mean": "", "ep_len_mean": "", "loss": "-0.0129017",
+     "policy_gradient_loss": "-0.00787664", "value_loss": "0.0341502", "entropy_loss": "-1.0017", "approx_kl": "0.0019430106",
+     "clip_fraction": "0", "explained_variance": "0.0671716", "learning_rate": "0.0003"},
 ]
 BEFORE_DEVICE_WEIGHTS = {
-    "mlp_extractor.policy_net.0.weight": 5159.762938009255, "mlp_extractor.policy_net.0.bias": 0.3877637660916662,
-    "mlp_extractor.policy_net.2.weight": 4631.276896421944, "mlp_extractor.policy_net.2.bias": 0.3345974226904218,
-    "mlp_extractor.value_net.0.weight": 5155.64376807726, "mlp_extractor.value_net.0.bias": 0.28807658326331875,
-    "mlp_extractor.value_net.2.weight": 4633.710149128492, "mlp_extractor.value_net.2.bias": 0.27365329905296676,
-    "action_net.weight": 35.71863190474261, "action_net.bias": 0.1387472651732629,
-    "value_net.weight": 12.44033126893919, "value_net.bias": 0.0012164326617494226,
+    "mlp_extractor.policy_net.0.weight": 6935.455637381548, "mlp_extractor.policy_net.0.bias": 0.48444157333142357,
+    "mlp_extractor.policy_net.2.weight": 4632.302266981995, "mlp_extractor.policy_net.2.bias": 0.49633909880867577,
+    "mlp_extractor.value_net.0.weight": 6924.788049339202, "mlp_extractor.value_net.0.bias": 0.1997605691794888,
+    "mlp_extractor.value_net.2.weight": 4624.839347215597, "mlp_extractor.value_net.2.bias": 0.17018510412890464,
+    "action_net.weight": 34.80516726161244, "action_net.bias": 0.12155826775482392,
+    "value_net.weight": 12.698132458899636, "value_net.bias": 0.0006253982428461313,
 }
 
 
