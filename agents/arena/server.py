@@ -39,7 +39,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agents.players import BUILT_IN, SHIPPED, TrainedAgent, available
 from hpuno_env import ACTION_LABELS, CARD_LABELS
-from hpuno_env._checks import check_finite, check_positive_int
+from hpuno_env._checks import check_finite, check_int, check_positive_int
 from hpuno_env._reading import parse_json
 from hpuno_env.cards import COLORS, DECKS
 from hpuno_env.options import (
@@ -160,7 +160,8 @@ class Arena:
     held only for quick reads and writes of them; a game's own work is done under the game's ``lock``."""
 
     def __init__(self, records: str, results: str | None, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
-                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS):
+                 allow_decks: bool = False, clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS,
+                 search_workers: int = 0):
         self.records = RecordFolder(records, max_records, clock)
         self.records.check_writable()  # refused at start, not after a game's last move
         self.results = pathlib.Path(results) if results else None
@@ -174,7 +175,7 @@ class Arena:
         self.opening = 0  # replays being opened now (outside the lock), counted as making is
         self.replay_frames = 0  # frames of the live replays and of those being opened
         self.lock = threading.Lock()
-        self.shelf = AgentShelf()
+        self.shelf = AgentShelf(search_workers=search_workers)
         self.search_ready = threading.Event()  # set once the search player is compiled (prepare_search), or not prepared
         self.ladder: Ladder | None = None  # with a database (attach_ladder): finished games rated, bots seated
         self.bots: Bots | None = None
@@ -357,9 +358,11 @@ class Arena:
             self.ladder.add_finished(game)
 
     def prepare_search(self) -> None:
-        """The search player compiled ahead of its first game (run in a thread of its own at start)."""
+        """The search player compiled ahead of its first game, and its worker processes started (run in a thread of
+        its own at start)."""
         try:
             prepare_search()
+            self.shelf.acting.warm()
         finally:
             self.search_ready.set()
 
@@ -452,15 +455,17 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
                clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = (),
                prepare_search: bool = False, db: str | os.PathLike | None = None,
-               bot_move_seconds: float = MOVE_SECONDS) -> FastAPI:
+               bot_move_seconds: float = MOVE_SECONDS, search_workers: int = 0) -> FastAPI:
     """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
     ``SameSite``); with ``prepare_search`` it compiles the search player in a thread when it starts (the page says
     so while it does). With ``db`` (a SQLite file, made if missing) it is a ladder (module docstring): bots get
-    ``bot_move_seconds`` a move. ValueError (one line) when the records folder cannot be written;
+    ``bot_move_seconds`` a move. The search player searches in ``search_workers`` worker processes (0: in the
+    game's thread; ``agents.arena.acting``). ValueError (one line) when the records folder cannot be written;
     ``store.StoreError`` when ``db`` is no database this arena can use."""
     max_games, max_records = check_positive_int(max_games, "max_games"), check_positive_int(max_records, "max_records")
     idle_seconds = check_finite(idle_seconds, "idle_seconds", low=0, low_open=True)  # NaN: games that never expire
-    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records)
+    search_workers = check_int(search_workers, "search_workers", low=0)
+    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records, search_workers)
     if not prepare_search:
         arena.search_ready.set()
     store = None if db is None else Store(db)
@@ -481,6 +486,7 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
             if store is not None:
                 arena.bots.stop_clock()
             app.state.saved_at_stop = await run_in_threadpool(arena.stop)  # Ctrl-C, SIGTERM: live games kept as records
+            await run_in_threadpool(arena.shelf.acting.close)  # the search workers end
             if store is not None:
                 arena.ladder.stop()
                 store.close()
