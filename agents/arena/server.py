@@ -259,6 +259,15 @@ class Arena:
     def game(self, game_id: str, authorization: str | None) -> Game:
         return self._live(self.games, game_id, authorization, "live game")
 
+    def holds_game_secret(self, game_id: str, authorization: str | None) -> bool:
+        """Whether ``authorization`` carries the secret of the live game ``game_id`` (read without the table's lock:
+        a dict's get is atomic, and a game dropped meanwhile is refused by the request's own lookup)."""
+        game = self.games.get(game_id)
+        try:
+            return game is not None and check_secret(game.token, authorization) is None
+        except ArenaError:
+            return False
+
     def view(self, game_id: str, authorization: str | None) -> dict:
         game = self.game(game_id, authorization)
         with game.lock:
@@ -534,24 +543,28 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
         game = await run_in_threadpool(arena.add_game, await read_body(request), True)
         return {"game": game.game_id, "seat": game.person, "token": game.token}
 
-    async def bots_request(authorization: str | None) -> bool:
-        """Whether a game's request carries a bot's secret: then the bot acts or looks in its own seat."""
-        return arena.bots is not None and await run_in_threadpool(arena.bots.holds_bot_secret, authorization)
+    async def bots_request(game_id: str, authorization: str | None) -> bool:
+        """Whether a game's request carries a bot's secret: then the bot acts or looks in its own seat. The game's
+        own secret (a person's every move) is told at once, without asking the store."""
+        if arena.bots is None or arena.holds_game_secret(game_id, authorization):
+            return False
+        return await run_in_threadpool(arena.bots.holds_bot_secret, authorization)
 
     @app.get("/api/games/{game_id}")
     async def game_view(game_id: str, request: Request):
         authorization = request.headers.get("authorization")
-        if await bots_request(authorization):
+        if await bots_request(game_id, authorization):
             return await run_in_threadpool(arena.bots.view, game_id, authorization)
-        return await run_in_threadpool(arena.view, game_id, authorization)
+        # a view holds JSON's own types: sent as it is, not walked again by FastAPI's jsonable_encoder
+        return JSONResponse(await run_in_threadpool(arena.view, game_id, authorization))
 
     @app.post("/api/games/{game_id}/actions")
     async def act(game_id: str, request: Request):
         authorization = request.headers.get("authorization")
-        if await bots_request(authorization):
+        if await bots_request(game_id, authorization):
             return await run_in_threadpool(arena.bots.act, game_id, authorization, await read_body(request))
         arena.game(game_id, authorization)  # an unknown game or a wrong secret is answered before the body is read
-        return await run_in_threadpool(arena.act, game_id, authorization, await read_body(request))
+        return JSONResponse(await run_in_threadpool(arena.act, game_id, authorization, await read_body(request)))
 
     @app.post("/api/watch")
     async def new_watch(request: Request):
@@ -560,7 +573,7 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
 
     @app.post("/api/games/{game_id}/step")
     async def step(game_id: str, request: Request):
-        return await run_in_threadpool(arena.step, game_id, request.headers.get("authorization"))
+        return JSONResponse(await run_in_threadpool(arena.step, game_id, request.headers.get("authorization")))
 
 
 def add_replay_routes(app: FastAPI, arena: Arena) -> None:

@@ -1,6 +1,7 @@
 """How the arena's agents act (``agents.arena.acting``): greedy trained agents of waiting games answered by one
 ``act`` call with the moves each game gets alone, and the search player searched in a worker process with the
-moves it makes in the server, while other games move on."""
+moves it makes in the server, while other games move on; and a person's move answered without a look in the
+ladder's store."""
 
 from __future__ import annotations
 
@@ -178,3 +179,19 @@ def test_a_games_search_does_not_hold_up_another_games_moves(records):
         stepping.join(WAIT)
         assert searcher.decisions == decisions + 1 and arena.shelf.acting.search.last_pid != os.getpid()
     assert arena.shelf.acting.search._pool is None  # the workers ended with the server
+
+
+def test_a_persons_move_is_answered_without_asking_the_store_about_bots(tmp_path, monkeypatch):
+    app = create_app(records=str(tmp_path / "records"), allow_decks=True, db=str(tmp_path / "arena.sqlite3"))
+    with TestClient(app, base_url=LOCAL) as client:
+        asked = []
+        bots = app.state.arena.bots
+        real = bots.holds_bot_secret
+        monkeypatch.setattr(bots, "holds_bot_secret", lambda authorization: asked.append(authorization) or real(authorization))
+        created = client.post("/api/games", json={"players": 2, "opponents": ["heuristic"], "seed": 1}).json()
+        view = client.get(f"/api/games/{created['game']}", headers=bearer(created["token"])).json()
+        answer = client.post(f"/api/games/{created['game']}/actions", json={"action": choose(view["legal"])},
+                             headers=bearer(created["token"]))
+        assert answer.status_code == 200 and not asked
+        wrong = client.get(f"/api/games/{created['game']}", headers=bearer("not-the-secret"))
+        assert wrong.status_code == 403 and asked == ["Bearer not-the-secret"]
