@@ -24,6 +24,7 @@ import concurrent.futures
 import multiprocessing
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,14 +147,19 @@ def set_stream_states(policy: SearchAgent, states: list[dict]) -> None:
         stream.bit_generator.state = state
 
 
-_twins: dict[str, SearchAgent] = {}  # in a worker process: one search player a spec, reused (its engines are big)
+MAX_TWINS = 16  # search players a worker keeps (one a table's player count and rules; the least recently used goes)
+_twins: OrderedDict[str, SearchAgent] = OrderedDict()  # in a worker process: reused (its engines are big to make)
 
 
 def twin(spec: dict) -> SearchAgent:
+    """The worker's search player of ``spec`` (``search_spec``), made at its first decision."""
     key = repr(sorted(spec.items()))
     if key not in _twins:
         options = {name: value for name, value in spec.items() if name != "num_players"}
         _twins[key] = load("search", num_players=spec["num_players"], seed=0, **options)
+        while len(_twins) > MAX_TWINS:
+            _twins.popitem(last=False)
+    _twins.move_to_end(key)
     return _twins[key]
 
 
@@ -188,6 +194,7 @@ class SearchWorkers:
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self.last_pid: int | None = None  # the worker that made the last search (tests read it)
 
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor | None:
         with self._lock:
@@ -211,6 +218,7 @@ class SearchWorkers:
             with self._lock:
                 if self._pool is pool:
                     self._pool = None  # the next search starts a new pool
+            pool.shutdown(wait=False, cancel_futures=True)
             return None
         set_stream_states(policy, answer["states"])
         if answer["searched"]:

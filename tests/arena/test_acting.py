@@ -6,6 +6,7 @@ ladder's store."""
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 
@@ -195,3 +196,16 @@ def test_a_persons_move_is_answered_without_asking_the_store_about_bots(tmp_path
         assert answer.status_code == 200 and not asked
         wrong = client.get(f"/api/games/{created['game']}", headers=bearer("not-the-secret"))
         assert wrong.status_code == 403 and asked == ["Bearer not-the-secret"]
+
+
+def test_a_search_whose_worker_died_is_made_in_the_server_and_the_next_in_a_new_worker():
+    acting = Acting(search_workers=1)
+    try:
+        first = acting.search.warm()
+        os.kill(first[0], signal.SIGKILL)
+        record, searches, _ = searched_game(acting, seed=5)
+        assert acting.search.last_pid not in (first[0], os.getpid())
+    finally:
+        acting.close()
+    here, searched_here, _ = searched_game(None, seed=5)
+    assert record == here and searches == searched_here
