@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.players import HeuristicAgent, SearchAgent, TrainedAgent, load
+from hpuno_env import VectorEngine, kernel
 from hpuno_env.heuristic import heuristic_weights
 
 # ---------------------------------------------------------------- batched inference
@@ -175,10 +176,18 @@ def search_in_worker(spec: dict, states: list[dict], observation: np.ndarray, ma
             "last_search": player.last_search if searched else None, "changed": player.changed - changed}
 
 
+def prepare_search() -> None:
+    """Play the search player until it has searched once: its compiled functions are built then (about a minute
+    on 2 cores the first time on a machine; later starts load them from numba's cache in a second or two)."""
+    agent = load("search", num_players=2, seed=0)
+    engine = VectorEngine(1, 2, seed=0, auto_reset=False)
+    engine.reset(seed=0)
+    while agent.last_search is None and int(engine.state.phase[0]) != kernel.OVER:
+        engine.step(agent.act(engine.observe(), engine.legal_mask()))
+
+
 def warm_worker() -> int:
     """A worker's first search (its compiled functions loaded from numba's cache); returns its process id."""
-    from .games import prepare_search
-
     prepare_search()
     return os.getpid()
 

@@ -176,16 +176,6 @@ def built_in(name: str, num_players: int, seed: int | None, rules: dict):
         raise ArenaError(f"opponent {name!r}: {error}") from None
 
 
-def prepare_search() -> None:
-    """Play the search player until it has searched once: its compiled functions are built then (about a minute
-    on 2 cores the first time on a machine; later starts load them from numba's cache in a second or two)."""
-    agent = load("search", num_players=2, seed=0)
-    engine = VectorEngine(1, 2, seed=0, auto_reset=False)
-    engine.reset(seed=0)
-    while agent.last_search is None and int(engine.state.phase[0]) != kernel.OVER:
-        engine.step(agent.act(engine.observe(), engine.legal_mask()))
-
-
 def action_probabilities(policy, observation: np.ndarray, mask: np.ndarray) -> dict[str, float] | None:
     """A trained agent's probability of each legal action (``TrainedAgent.action_probabilities``: the masked
     softmax of its logits, a universal agent's input made under the table's rules); None for other players."""

@@ -49,7 +49,8 @@ from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
 from .bots import MOVE_SECONDS, Bots, ladder_routes, read_body
 from .folders import MAX_PAGE, PAGE, RecordFolder
-from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, prepare_search, record_frames
+from .acting import prepare_search
+from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, record_frames
 from .ladder import Ladder
 from .limits import IDLE_SECONDS, MAX_GAMES, MAX_RECORDS
 from .seats import BOT_PREFIX, make_seated_game
