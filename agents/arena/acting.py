@@ -92,18 +92,22 @@ class Batcher:
     def _lead(self) -> None:
         with self._lock:
             batch, self._waiting = self._waiting, []
-        groups: dict[tuple, list[Waiting]] = {}
-        for waiting in batch:
-            groups.setdefault(batch_key(waiting.policy), []).append(waiting)
-        for group in groups.values():
-            self._answer(group)
-        with self._lock:
-            if self._waiting:
-                self._waiting[0].woken.set()  # the next leader (not answered: it takes the batch)
-            else:
-                self._leading = False
-        for waiting in batch:
-            waiting.woken.set()
+        try:
+            groups: dict[tuple, list[Waiting]] = {}
+            for waiting in batch:
+                groups.setdefault(batch_key(waiting.policy), []).append(waiting)
+            for group in groups.values():
+                self._answer(group)
+        finally:  # whatever happened, no game is left waiting
+            with self._lock:
+                if self._waiting:
+                    self._waiting[0].woken.set()  # the next leader (not answered: it takes the batch)
+                else:
+                    self._leading = False
+            for waiting in batch:
+                if waiting.action is None and waiting.error is None:
+                    waiting.error = RuntimeError("the batch of this decision was not answered")
+                waiting.woken.set()
 
     def _answer(self, group: list[Waiting]) -> None:
         try:

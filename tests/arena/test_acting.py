@@ -49,8 +49,9 @@ def test_waiting_games_are_answered_by_one_act_call_with_their_own_moves():
                 time.sleep(0.001)
         return real_act(observations, masks)
 
-    for game in games:
-        game.policies[0].act = first_waits_for_the_others  # one network: whichever game's policy answers the batch
+    for game in games:  # one network in every seat: whichever seat's policy answers a batch, the moves are the same
+        for policy in game.policies.values():
+            policy.act = first_waits_for_the_others
     threads = [threading.Thread(target=game.step_agent) for game in games]
     for thread in threads:
         thread.start()
