@@ -4,4 +4,4 @@
 MAX_GAMES = 200  # live games (played and watched) at once
 IDLE_SECONDS = 30 * 60  # a game or replay untouched this long is dropped
 MAX_RECORDS = 10_000  # the arena's own records in its folder (a game's record is 2-20 kB)
-SEARCH_WORKERS_MOST = 4  # search processes the command starts by default at most (each holds the engine: ~200 MB)
+SEARCH_WORKERS_MOST = 4  # search processes the command starts by default at most (each loads the engine and torch)
