@@ -2,6 +2,7 @@
 
     python benchmarks/bench_arena.py                     # 20 sequential games, then 100 concurrent ones
     python benchmarks/bench_arena.py --games 5 --concurrent 20 --beside-slow 0
+    python benchmarks/bench_arena.py --games 0 --beside-slow 0 --think-seconds 0.5 2   # 100 games at a person's pace
 
 Starts ``python -m agents.arena`` on a free port of 127.0.0.1, pinned to one
 CPU core (``os.sched_setaffinity``, where the system has it), and talks to it
@@ -16,7 +17,12 @@ action of the view. Two runs:
    once), then every game's person moves at the same time (one asyncio task
    per game), each to its game's end; reported: the move latency under that
    load, the moves answered per second, the failures (none expected) and the
-   server's resident memory with every game live;
+   server's resident memory with every game live. By default each person
+   moves again as soon as its answer comes (no time to think: the server
+   saturated, its latency the games' count over its moves a second); with
+   ``--think-seconds LOW HIGH`` each person first thinks a random time in
+   [LOW, HIGH] seconds before each of its moves (seeded by its game), as
+   people at a hundred live tables do;
 3. *beside a slow game*: ``--beside-slow`` games played one at a time as in
    1, while a second client plays games against three ``search`` opponents
    (tens of milliseconds a decision) without pause: the move latency of the
@@ -35,14 +41,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import platform
+import random
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import httpx
 
@@ -63,6 +72,7 @@ def start_server(port: int, records: str, max_games: int) -> subprocess.Popen:
             os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
     command = [sys.executable, "-m", "agents.arena", "--port", str(port), "--records", records, "--max-games", str(max_games),
+               "--max-games-per-client", str(max_games),  # every simulated person comes from this one address
                "--db", os.path.join(records, "arena.sqlite3"),
                "--allow-decks"]  # seeded deals: the same games every run
     server = subprocess.Popen(command, preexec_fn=one_core, stdout=subprocess.DEVNULL)
@@ -97,20 +107,28 @@ async def new_game(client: httpx.AsyncClient, seed: int, opponent: str = OPPONEN
     return created["game"], headers, view
 
 
-async def play_out(client: httpx.AsyncClient, game: str, headers: dict, view: dict, latencies: list[float]) -> int:
-    """Move the person until the game ends; returns the failed requests."""
-    failures = 0
+async def play_out(client: httpx.AsyncClient, game: str, headers: dict, view: dict, latencies: list[float],
+                   think: Callable[[], float] | None = None) -> int:
+    """Move the person until the game ends, after ``think()`` seconds before each move (None: at once); returns the
+    failed requests (an error answer, or a connection lost: the game is left there)."""
     while not view["over"]:
+        if think is not None:
+            await asyncio.sleep(think())
         started = time.perf_counter()
-        response = await client.post(f"/api/games/{game}/actions", json={"action": view["legal"][0]}, headers=headers)
+        try:
+            response = await client.post(f"/api/games/{game}/actions", json={"action": view["legal"][0]}, headers=headers)
+        except httpx.TransportError:
+            return 1
         latencies.append(time.perf_counter() - started)
         if response.status_code != 200:
-            return failures + 1
+            return 1
         view = response.json()
-    return failures
+    return 0
 
 
 def summary(latencies: list[float]) -> str:
+    if not latencies:
+        return "no moves"
     ordered = sorted(latencies)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
     return f"median {1000 * statistics.median(ordered):.1f} ms, p95 {1000 * p95:.1f} ms over {len(ordered)} moves"
@@ -124,14 +142,25 @@ async def sequential(base: str, games: int) -> list[float]:
     return latencies
 
 
-async def concurrent(base: str, count: int, pid: int) -> dict:
+def thinking(seed: int, low: float, high: float) -> Callable[[], float] | None:
+    """A person's time to think before each move, uniform in [low, high] seconds from a stream of ``seed``."""
+    if high <= 0:
+        return None
+    stream = random.Random(seed)
+    return lambda: stream.uniform(low, high)
+
+
+async def concurrent(base: str, count: int, pid: int, think_seconds: tuple[float, float] = (0.0, 0.0)) -> dict:
+    """``count`` games made, then played at once; each person has a client (a connection) of their own, as each
+    has a browser."""
     latencies: list[float] = []
-    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
-    async with httpx.AsyncClient(base_url=base, timeout=300, limits=limits) as client:
-        games = [await new_game(client, 1000 + seed) for seed in range(count)]
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=300)) for _ in range(count)]
+        games = [await new_game(client, 1000 + seed) for seed, client in enumerate(clients)]
         memory = resident_mb(pid)
         started = time.perf_counter()
-        failures = await asyncio.gather(*(play_out(client, *game, latencies) for game in games))
+        failures = await asyncio.gather(*(play_out(client, *game, latencies, thinking(seed, *think_seconds))
+                                          for seed, (client, game) in enumerate(zip(clients, games))))
         seconds = time.perf_counter() - started
     return {"latencies": latencies, "failures": sum(failures), "seconds": seconds, "memory": memory}
 
@@ -234,12 +263,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20, help="games played one at a time (default 20)")
     parser.add_argument("--concurrent", type=int, default=100, help="games live and played at once (default 100)")
+    parser.add_argument("--think-seconds", type=float, nargs=2, default=(0.0, 0.0), metavar=("LOW", "HIGH"),
+                        help="run 2's people think a random time in [LOW, HIGH] s before each move (default 0 0: none)")
     parser.add_argument("--beside-slow", type=int, default=10,
                         help=f"games played one at a time beside games against {SLOW} (default 10; 0: not run)")
     parser.add_argument("--records-in-folder", type=int, default=0,
                         help="record files in the records folder for run 4 (default 0: not run)")
     parser.add_argument("--replay-decisions", type=int, default=0, help="decisions of run 5's record (default 0: not run)")
     args = parser.parse_args(argv)
+    low, high = args.think_seconds
+    if not 0 <= low <= high:
+        parser.error(f"--think-seconds needs 0 <= LOW <= HIGH, got {low} {high}")
     port = free_port()
     with tempfile.TemporaryDirectory() as records:
         fill_records(records, args.records_in_folder)
@@ -248,7 +282,7 @@ def main(argv=None) -> int:
             base = f"http://127.0.0.1:{port}"
             idle = resident_mb(server.pid)
             one = asyncio.run(sequential(base, args.games))
-            many = asyncio.run(concurrent(base, args.concurrent, server.pid))
+            many = asyncio.run(concurrent(base, args.concurrent, server.pid, (low, high)))
             beside = asyncio.run(beside_slow(base, args.beside_slow)) if args.beside_slow > 0 else None
             listed = asyncio.run(beside_listing(base, args.games)) if args.records_in_folder > 0 else None
             replayed = long_replay(base, args.replay_decisions, server.pid) if args.replay_decisions > 0 else None
@@ -259,7 +293,8 @@ def main(argv=None) -> int:
     print(f"arena move latency, {PLAYERS} players against {OPPONENT}, the server on one core "
           f"({platform.processor() or platform.machine()}, Python {platform.python_version()})")
     print(f"- one game at a time ({args.games} games): {summary(one)}")
-    print(f"- {args.concurrent} games at once: {summary(many['latencies'])}; {moves / many['seconds']:.0f} moves/s; "
+    pace = f"each person thinking {low:g}-{high:g} s before a move" if high > 0 else "no time to think"
+    print(f"- {args.concurrent} games at once ({pace}): {summary(many['latencies'])}; {moves / many['seconds']:.0f} moves/s; "
           f"{many['failures']} failed requests")
     print(f"- server memory: {idle:.0f} MB started, {many['memory']:.0f} MB with {args.concurrent} live games "
           f"({(many['memory'] - idle) / args.concurrent:.2f} MB a game)")

@@ -22,13 +22,20 @@ import sys
 from typing import NoReturn
 
 from .folders import RecordFolder
-from .limits import IDLE_SECONDS, MAX_GAMES, MAX_GAMES_PER_CLIENT, MAX_RECORDS
+from .limits import IDLE_SECONDS, MAX_GAMES, MAX_GAMES_PER_CLIENT, MAX_RECORDS, SEARCH_WORKERS_MOST
 from .store import DEFAULT_DB, Store, StoreError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 RECORDS = os.path.join("runs", "arena")  # runs/ is in .gitignore: played games are not committed by accident
 IDLE_MINUTES = IDLE_SECONDS // 60
+
+
+def default_search_workers() -> int:
+    """The search processes by default: the cores this process may use but one (the server's), at least 1, at most
+    ``SEARCH_WORKERS_MOST``. A server pinned to one core searches in one process beside it, on that core."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(SEARCH_WORKERS_MOST, cores - 1))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"live games one client address holds at once (default {MAX_GAMES_PER_CLIENT})")
     parser.add_argument("--idle-minutes", type=float, default=IDLE_MINUTES,
                         help=f"drop a game idle this long (default {IDLE_MINUTES})")
+    parser.add_argument("--search-workers", type=int, default=default_search_workers(), metavar="N",
+                        help="worker processes the search player searches in, beside the server (default: the cores "
+                             f"this process may use but one, 1 to {SEARCH_WORKERS_MOST}: {default_search_workers()} here; "
+                             "0: in the server's threads)")
     parser.add_argument("--allow-decks", action="store_true",
                         help="let a person's game take a seed or a stacked deck (a 'deck' list of card labels): for "
                              "tests and demonstrations, where nobody's cards need be secret")
@@ -77,6 +88,8 @@ def checked(parser: argparse.ArgumentParser, argv) -> argparse.Namespace:
                           ("--max-records", args.max_records)):
         if value < 1:
             refuse(parser, f"{option} must be a positive int, got {value}")
+    if args.search_workers < 0:
+        refuse(parser, f"--search-workers must be 0 or more, got {args.search_workers}")
     if not math.isfinite(args.idle_minutes) or args.idle_minutes <= 0:
         refuse(parser, f"--idle-minutes must be a positive number of minutes, got {args.idle_minutes}")
     if args.results is not None and not os.path.isdir(args.results):
@@ -166,7 +179,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)  # one small network call per move: a second thread only contends
     app = create_app(records=args.records, results=args.results, max_games=args.max_games, idle_seconds=args.idle_minutes * 60,
                      allow_decks=args.allow_decks, max_records=args.max_records, hosts=hosts, prepare_search=True,
-                     db=args.db, max_games_per_client=args.max_games_per_client)
+                     db=args.db, max_games_per_client=args.max_games_per_client, search_workers=args.search_workers)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"hpuno arena: http://{shown}:{args.port}/ (Ctrl-C stops it)", flush=True)
     status = served_until_stopped(app, sock)

@@ -33,6 +33,7 @@ from hpuno_env.options import RulesOptions, check_num_players
 from hpuno_env.records import Recorder, Replay, check_record
 from hpuno_env.render import describe_events
 
+from .acting import Acting
 from .errors import ArenaError
 
 PERSON = "you"  # the person's name in a record's players list and in the views
@@ -107,10 +108,13 @@ class AgentShelf:
     state, and its forward pass under ``no_grad`` writes nothing, so games in different threads may call it at
     once). A network is shelved under its file (resolved: every spelling of a path is one file, and a file
     changed on disk is read again) and the player count it was loaded for; each game gets its own
-    ``TrainedAgent`` around it, told the game's rules."""
+    ``TrainedAgent`` around it, told the game's rules. Its games' agents act through ``acting``
+    (``agents.arena.acting``: greedy networks batched across the games, the search player in ``search_workers``
+    worker processes)."""
 
-    def __init__(self, size: int = MAX_SHELVED):
+    def __init__(self, size: int = MAX_SHELVED, search_workers: int = 0):
         self.size = size
+        self.acting = Acting(search_workers)  # how its games' agents act: batched, searched in worker processes
         self._trained: OrderedDict[tuple, TrainedAgent] = OrderedDict()
         self._lock = threading.Lock()  # games are made in worker threads: one network file is read once
 
@@ -172,16 +176,6 @@ def built_in(name: str, num_players: int, seed: int | None, rules: dict):
         raise ArenaError(f"opponent {name!r}: {error}") from None
 
 
-def prepare_search() -> None:
-    """Play the search player until it has searched once: its compiled functions are built then (about a minute
-    on 2 cores the first time on a machine; later starts load them from numba's cache in a second or two)."""
-    agent = load("search", num_players=2, seed=0)
-    engine = VectorEngine(1, 2, seed=0, auto_reset=False)
-    engine.reset(seed=0)
-    while agent.last_search is None and int(engine.state.phase[0]) != kernel.OVER:
-        engine.step(agent.act(engine.observe(), engine.legal_mask()))
-
-
 def action_probabilities(policy, observation: np.ndarray, mask: np.ndarray) -> dict[str, float] | None:
     """A trained agent's probability of each legal action (``TrainedAgent.action_probabilities``: the masked
     softmax of its logits, a universal agent's input made under the table's rules); None for other players."""
@@ -230,6 +224,7 @@ class Game:
     last_move: dict | None = None
     winner: str | None = None  # of the last round ended (of the match, once it ends)
     client: str | None = None  # the address that made the game: the arena's per-client cap counts its live games
+    acting: Acting | None = None  # how the agents act (None: each policy's own ``act`` in this thread)
 
     def __post_init__(self):
         self.agents = self.engine.agents
@@ -303,7 +298,7 @@ class Game:
         policy = self.policies[seat]
         probabilities = action_probabilities(policy, observation, mask) if self.person is None else None
         searches_before = getattr(policy, "decisions", 0)
-        action = int(policy.act(observation, mask)[0])
+        action = self.acting.act(policy, observation, mask) if self.acting is not None else int(policy.act(observation, mask)[0])
         estimates = search_estimates(policy, searches_before) if self.person is None else None
         if self.person is None:  # a watched game's news is the last move's
             self.since_turn = len(self.log)
@@ -399,7 +394,8 @@ def make_game(shelf: AgentShelf, num_players, names, rules, seed, person: bool, 
     players, told = shelf.table(table[first:], num_players, seeds[first:], rules)
     engine = VectorEngine(1, num_players, seed=seed, auto_reset=False, **rules)
     game = Game(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine,
-                policies=dict(enumerate(players, start=first)), seed=seed, person=0 if person else None, warnings=told)
+                policies=dict(enumerate(players, start=first)), seed=seed, person=0 if person else None, warnings=told,
+                acting=shelf.acting)
     game.start(deck)
     return game
 

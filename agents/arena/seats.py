@@ -191,6 +191,6 @@ def make_seated_game(shelf: AgentShelf, num_players, opponents, rules, seed, *, 
                                       for seat, name in enumerate(opponents, start=1)]
     game = SeatedGame(game_id=new_secret()[:12], token=new_secret(), names=table, engine=engine, policies=policies,
                       seed=seed, person=0, warnings=told, person_name=person_name,
-                      bots=bots, clock=clock)
+                      bots=bots, clock=clock, acting=shelf.acting)
     game.start(deck)
     return game

@@ -41,7 +41,7 @@ from starlette.concurrency import run_in_threadpool
 
 from agents.players import BUILT_IN, SHIPPED, TrainedAgent, available
 from hpuno_env import ACTION_LABELS, CARD_LABELS
-from hpuno_env._checks import check_finite, check_positive_int
+from hpuno_env._checks import check_finite, check_int, check_positive_int
 from hpuno_env._reading import parse_json
 from hpuno_env.cards import COLORS, DECKS
 from hpuno_env.options import (
@@ -51,7 +51,8 @@ from hpuno_env.records import MAX_RECORD_BYTES, load_record
 
 from .bots import MOVE_SECONDS, Bots, client_address, ladder_routes, read_body
 from .folders import MAX_PAGE, PAGE, RecordFolder
-from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, prepare_search, record_frames
+from .acting import prepare_search
+from .games import MAX_REPLAY_FRAMES, AgentShelf, ArenaError, Game, arena_agents, ReplaySession, make_game, record_frames
 from .ladder import Ladder
 from .limits import IDLE_SECONDS, MAX_GAMES, MAX_GAMES_PER_CLIENT, MAX_RECORDS
 from .seats import BOT_PREFIX, make_seated_game
@@ -165,7 +166,7 @@ class Arena:
 
     def __init__(self, records: str, results: str | None, max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
                  allow_decks: bool = False, clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS,
-                 max_games_per_client: int = MAX_GAMES_PER_CLIENT):
+                 max_games_per_client: int = MAX_GAMES_PER_CLIENT, search_workers: int = 0):
         self.records = RecordFolder(records, max_records, clock)
         self.records.check_writable()  # refused at start, not after a game's last move
         self.results = pathlib.Path(results) if results else None
@@ -181,7 +182,7 @@ class Arena:
         self.opening = 0  # replays being opened now (outside the lock), counted as making is
         self.replay_frames = 0  # frames of the live replays and of those being opened
         self.lock = threading.Lock()
-        self.shelf = AgentShelf()
+        self.shelf = AgentShelf(search_workers=search_workers)
         self.search_ready = threading.Event()  # set once the search player is compiled (prepare_search), or not prepared
         self.ladder: Ladder | None = None  # with a database (attach_ladder): finished games rated, bots seated
         self.bots: Bots | None = None
@@ -274,6 +275,15 @@ class Arena:
 
     def game(self, game_id: str, authorization: str | None) -> Game:
         return self._live(self.games, game_id, authorization, "live game")
+
+    def holds_game_secret(self, game_id: str, authorization: str | None) -> bool:
+        """Whether ``authorization`` carries the secret of the live game ``game_id`` (read without the table's lock:
+        a dict's get is atomic, and a game dropped meanwhile is refused by the request's own lookup)."""
+        game = self.games.get(game_id)
+        try:
+            return game is not None and check_secret(game.token, authorization) is None
+        except ArenaError:
+            return False
 
     def view(self, game_id: str, authorization: str | None) -> dict:
         game = self.game(game_id, authorization)
@@ -381,9 +391,11 @@ class Arena:
             self.ladder.add_finished(game)
 
     def prepare_search(self) -> None:
-        """The search player compiled ahead of its first game (run in a thread of its own at start)."""
+        """The search player compiled ahead of its first game, and its worker processes started (run in a thread of
+        its own at start)."""
         try:
             prepare_search()
+            self.shelf.acting.warm()
         finally:
             self.search_ready.set()
 
@@ -476,16 +488,21 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
                idle_seconds: float = IDLE_SECONDS, allow_decks: bool = False, max_body: int = MAX_BODY_BYTES,
                clock: Callable[[], float] = time.monotonic, max_records: int = MAX_RECORDS, hosts: Sequence[str] = (),
                prepare_search: bool = False, db: str | os.PathLike | None = None,
-               bot_move_seconds: float = MOVE_SECONDS, max_games_per_client: int = MAX_GAMES_PER_CLIENT) -> FastAPI:
+               bot_move_seconds: float = MOVE_SECONDS, max_games_per_client: int = MAX_GAMES_PER_CLIENT,
+               search_workers: int = 0) -> FastAPI:
     """The arena's app. It answers requests to localhost and IP addresses, and to the names in ``hosts`` (see
     ``SameSite``); with ``prepare_search`` it compiles the search player in a thread when it starts (the page says
-    so while it does). One client address holds at most ``max_games_per_client`` live games. With ``db`` (a SQLite file, made if missing) it is a ladder (module docstring): bots get
-    ``bot_move_seconds`` a move. ValueError (one line) when the records folder cannot be written;
+    so while it does). One client address holds at most ``max_games_per_client`` live games. With ``db`` (a SQLite
+    file, made if missing) it is a ladder (module docstring): bots get ``bot_move_seconds`` a move. The search
+    player searches in ``search_workers`` worker processes (0: in the game's thread; ``agents.arena.acting``).
+    ValueError (one line) when the records folder cannot be written;
     ``store.StoreError`` when ``db`` is no database this arena can use."""
     max_games, max_records = check_positive_int(max_games, "max_games"), check_positive_int(max_records, "max_records")
     max_games_per_client = check_positive_int(max_games_per_client, "max_games_per_client")
     idle_seconds = check_finite(idle_seconds, "idle_seconds", low=0, low_open=True)  # NaN: games that never expire
-    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records, max_games_per_client)
+    search_workers = check_int(search_workers, "search_workers", low=0)
+    arena = Arena(records, results, max_games, idle_seconds, allow_decks, clock, max_records, max_games_per_client,
+                  search_workers)
     if not prepare_search:
         arena.search_ready.set()
     store = None if db is None else Store(db)
@@ -506,6 +523,7 @@ def create_app(records: str = "runs/arena", results: str | None = None, max_game
             if store is not None:
                 arena.bots.stop_clock()
             app.state.saved_at_stop = await run_in_threadpool(arena.stop)  # Ctrl-C, SIGTERM: live games kept as records
+            await run_in_threadpool(arena.shelf.acting.close)  # the search workers end
             if store is not None:
                 arena.ladder.stop()
                 store.close()
@@ -554,24 +572,28 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
         game = await run_in_threadpool(arena.add_game, body, True, client_address(request))
         return {"game": game.game_id, "seat": game.person, "token": game.token}
 
-    async def bots_request(authorization: str | None) -> bool:
-        """Whether a game's request carries a bot's secret: then the bot acts or looks in its own seat."""
-        return arena.bots is not None and await run_in_threadpool(arena.bots.holds_bot_secret, authorization)
+    async def bots_request(game_id: str, authorization: str | None) -> bool:
+        """Whether a game's request carries a bot's secret: then the bot acts or looks in its own seat. The game's
+        own secret (a person's every move) is told at once, without asking the store."""
+        if arena.bots is None or arena.holds_game_secret(game_id, authorization):
+            return False
+        return await run_in_threadpool(arena.bots.holds_bot_secret, authorization)
 
     @app.get("/api/games/{game_id}")
     async def game_view(game_id: str, request: Request):
         authorization = request.headers.get("authorization")
-        if await bots_request(authorization):
+        if await bots_request(game_id, authorization):
             return await run_in_threadpool(arena.bots.view, game_id, authorization)
-        return await run_in_threadpool(arena.view, game_id, authorization)
+        # a view holds JSON's own types: sent as it is, not walked again by FastAPI's jsonable_encoder
+        return JSONResponse(await run_in_threadpool(arena.view, game_id, authorization))
 
     @app.post("/api/games/{game_id}/actions")
     async def act(game_id: str, request: Request):
         authorization = request.headers.get("authorization")
-        if await bots_request(authorization):
+        if await bots_request(game_id, authorization):
             return await run_in_threadpool(arena.bots.act, game_id, authorization, await read_body(request, MAX_ACTION_BODY_BYTES))
         arena.game(game_id, authorization)  # an unknown game or a wrong secret is answered before the body is read
-        return await run_in_threadpool(arena.act, game_id, authorization, await read_body(request, MAX_ACTION_BODY_BYTES))
+        return JSONResponse(await run_in_threadpool(arena.act, game_id, authorization, await read_body(request, MAX_ACTION_BODY_BYTES)))
 
     @app.post("/api/watch")
     async def new_watch(request: Request):
@@ -581,7 +603,7 @@ def add_game_routes(app: FastAPI, arena: Arena) -> None:
 
     @app.post("/api/games/{game_id}/step")
     async def step(game_id: str, request: Request):
-        return await run_in_threadpool(arena.step, game_id, request.headers.get("authorization"))
+        return JSONResponse(await run_in_threadpool(arena.step, game_id, request.headers.get("authorization")))
 
 
 def add_replay_routes(app: FastAPI, arena: Arena) -> None:

@@ -159,7 +159,7 @@ def test_a_watched_game_keeps_playing_when_a_step_outlasts_the_delay(page, serve
 
 
 def test_a_replay_steps_back_and_forth_and_changes_viewer(page, server, folders):
-    with TestClient(create_app(records=str(folders["records"]), allow_decks=True), base_url=LOCAL) as client:  # a record to replay, in the server's folder
+    with httpx.Client(base_url=server, timeout=60) as client:  # a record to replay, saved by the server (so listed at once)
         created = client.post("/api/games", json={"players": 2, "opponents": ["heuristic"], "seed": 3}).json()
         view, _ = play_through(client, created)
     open_page(page, server, "replay")

@@ -62,6 +62,24 @@ def test_another_host_is_served_with_a_warning(served, capsys, tmp_path):
     assert "warning: the arena listens on 0.0.0.0" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv,workers", [([], "default"), (["--search-workers", "2"], 2), (["--search-workers", "0"], None)])
+def test_the_search_player_searches_in_the_worker_processes_asked_for(served, tmp_path, argv, workers):
+    assert cli.main(["--db", str(tmp_path / "arena.sqlite3"), "--records", str(tmp_path), "--port", str(free_port()), *argv]) == 0
+    search = served[0]["app"].state.arena.shelf.acting.search
+    if workers == "default":
+        assert search.size == cli.default_search_workers() and 1 <= search.size <= limits.SEARCH_WORKERS_MOST
+    else:
+        assert (search.size if search else None) == workers
+    assert search is None or search._pool is None  # no process started until a search, or the start's preparation
+
+
+def test_a_server_on_one_core_searches_in_one_process_beside_it(monkeypatch):
+    monkeypatch.setattr(cli.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert cli.default_search_workers() == 1
+    monkeypatch.setattr(cli.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert cli.default_search_workers() == limits.SEARCH_WORKERS_MOST
+
+
 def test_the_limits_the_command_shows_are_the_servers():
     assert server.MAX_GAMES == limits.MAX_GAMES and server.IDLE_SECONDS == limits.IDLE_SECONDS
     assert server.MAX_GAMES_PER_CLIENT == limits.MAX_GAMES_PER_CLIENT
@@ -73,6 +91,7 @@ BAD = [
     (["--idle-minutes", "-1"], "--idle-minutes"), (["--idle-minutes", "0"], "--idle-minutes"),
     (["--idle-minutes", "nan"], "--idle-minutes"), (["--idle-minutes", "inf"], "--idle-minutes"),
     (["--max-records", "0"], "--max-records"), (["--results", "/nope"], "--results"),
+    (["--search-workers", "-1"], "--search-workers"),
 ]
 
 
