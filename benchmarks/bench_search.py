@@ -33,6 +33,8 @@ import datetime
 import platform
 import time
 
+import numpy as np
+
 import agents
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.evaluation.rounds import win_rate
@@ -42,8 +44,28 @@ from agents.players.search import BLUEPRINT_ROLLOUTS, COMPILED_ROLLOUTS
 def search_player(args, worlds: int, belief: str | None = None):
     """The search player of a cell: the command's blueprint, gate, rollout and evidence, ``worlds`` worlds, its
     worlds dealt from ``belief`` (None: uniform)."""
-    return agents.load("search", args.players, seed=args.seed, blueprint=args.blueprint, worlds=worlds, gate=args.gate,
-                       rollout=args.rollout, evidence=args.evidence, belief=belief)
+    player = agents.load("search", args.players, seed=args.seed, blueprint=args.blueprint, worlds=worlds, gate=args.gate,
+                         rollout=args.rollout, evidence=args.evidence, belief=belief)
+    return timed(player)
+
+
+def timed(player):
+    """The player, each of its searched decisions' wall-clock seconds kept in ``player.search_seconds``."""
+    search, player.search_seconds = player.search, []
+
+    def timed_search(*args):
+        start = time.perf_counter()
+        action = search(*args)
+        player.search_seconds.append(time.perf_counter() - start)
+        return action
+
+    player.search = timed_search
+    return player
+
+
+def median_ms(player) -> float:
+    """The median wall-clock milliseconds of one searched decision, the search alone (opponents excluded)."""
+    return 1000 * float(np.median(player.search_seconds)) if player.search_seconds else float("nan")
 
 
 def cell(args, worlds: int, opponent: str) -> dict:
@@ -51,7 +73,8 @@ def cell(args, worlds: int, opponent: str) -> dict:
     start = time.perf_counter()
     result = win_rate(player, agents.load(opponent, args.players, seed=args.seed + 1), args.players, rounds=args.rounds, seed=args.seed)
     seconds = time.perf_counter() - start
-    result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
+    result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), median_ms=median_ms(player),
+                  left=player.changed / max(player.decisions, 1))
     return result
 
 
@@ -66,7 +89,8 @@ def duplicate_cell(args, worlds: int) -> dict:
     result = duplicate_win_rate(player, reference, agents.load(others, args.players, seed=args.seed + 1),
                                 args.players, rounds=args.rounds, seed=args.seed)
     seconds = time.perf_counter() - start
-    result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), left=player.changed / max(player.decisions, 1))
+    result.update(ms_per_decision=1000 * seconds / max(player.decisions, 1), median_ms=median_ms(player),
+                  left=player.changed / max(player.decisions, 1))
     return result
 
 
@@ -76,15 +100,15 @@ def print_duplicate_table(args) -> None:
           f"rollout {args.rollout}, evidence {args.evidence}, belief {args.belief}, "
           f"{args.rounds} deals a cell (each played twice), the {args.others} in the other seats, seed {args.seed}; "
           f"{datetime.date.today()}, {platform.machine()}")
-    print("| worlds | search [95%] | reference [95%] | search − reference (points) [95%] | ms / decision | left blueprint |")
-    print("|---|---|---|---|---|---|")
+    print("| worlds | search [95%] | reference [95%] | search − reference (points) [95%] | ms / decision | median ms / search | left blueprint |")
+    print("|---|---|---|---|---|---|---|")
     for worlds in args.worlds:
         r = duplicate_cell(args, worlds)
         a, b = r["a"], r["b"]
         print(f"| {worlds} | {a['win_rate']:.1%} [{100 * a['low']:.1f}, {100 * a['high']:.1f}] | "
               f"{b['win_rate']:.1%} [{100 * b['low']:.1f}, {100 * b['high']:.1f}] | "
               f"{100 * r['difference']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}] | "
-              f"{r['ms_per_decision']:.1f} | {r['left']:.1%} |", flush=True)
+              f"{r['ms_per_decision']:.1f} | {r['median_ms']:.1f} | {r['left']:.1%} |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,13 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# search, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, rollout {args.rollout}, "
           f"evidence {args.evidence}, {args.rounds} rounds a cell, "
           f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
-    print("| worlds | opponent | win rate [95%] | ms / decision | left blueprint |")
-    print("|---|---|---|---|---|")
+    print("| worlds | opponent | win rate [95%] | ms / decision | median ms / search | left blueprint |")
+    print("|---|---|---|---|---|---|")
     for worlds in args.worlds:
         for opponent in opponents:
             r = cell(args, worlds, opponent)
             print(f"| {worlds} | {opponent} | {r['win_rate']:.1%} [{100 * r['low']:.1f}, {100 * r['high']:.1f}] | "
-                  f"{r['ms_per_decision']:.1f} | {r['left']:.1%} |", flush=True)
+                  f"{r['ms_per_decision']:.1f} | {r['median_ms']:.1f} | {r['left']:.1%} |", flush=True)
     return 0
 
 
