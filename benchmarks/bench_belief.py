@@ -44,7 +44,8 @@ DRAW_CARDS = np.flatnonzero((CARD_RANK == DRAW2_RANK) | (np.arange(NUM_CARD_TYPE
 def play_rounds(opponent: str, num_players: int, rounds: int, seed: int, worlds: int) -> dict[str, np.ndarray]:
     """Every decision of ``rounds`` rounds with ``opponent`` in every seat: observations, the others' hands, the
     decisions taken in the round before it."""
-    options = {"worlds": worlds} if opponent == "search" else {}
+    # The search over the heuristic in uniform worlds: a player the belief never trained on, independent of it.
+    options = {"worlds": worlds, "blueprint": "heuristic", "belief": "uniform"} if opponent == "search" else {}
     player = agents.load(opponent, num_players=num_players, seed=seed, **options)
     engine = VectorEngine(rounds, num_players, seed=seed, auto_reset=False)
     engine.reset()

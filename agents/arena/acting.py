@@ -8,7 +8,7 @@ for its action. Three kinds of players are told apart:
   all of them). A greedy agent's action for a row depends on that row alone (it draws no random numbers), so each
   game gets the move it would get alone. No thread waits for company: the first game to ask acts at once, and the
   games that ask while a forward pass runs are answered together by the next one (``Batcher``).
-- **the search player** (``SearchAgent`` over the heuristic blueprint, as the arena loads it): searched in a
+- **the search player** (``SearchAgent`` over the heuristic or a shipped blueprint, as ``agents.load`` makes it): searched in a
   worker process (``SearchWorkers``), so its tens of milliseconds a decision never hold the server's GIL and the
   other games' moves go on meanwhile. What crosses to the worker is the seat's observation and legal mask (what
   that seat knows, nothing more) and the state of the game's player's random streams (its own and its
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.players import HeuristicAgent, SearchAgent, TrainedAgent, load
+from agents.players import SHIPPED, HeuristicAgent, SearchAgent, TrainedAgent, load
 from hpuno_env import VectorEngine, kernel
 from hpuno_env.heuristic import heuristic_weights
 
@@ -128,13 +128,27 @@ class Batcher:
 
 def search_spec(policy) -> dict | None:
     """The options a worker process makes ``policy``'s twin from (None: a player searched in the server): a
-    ``SearchAgent`` over the heuristic blueprint with its default weights, as ``agents.load("search")`` makes it."""
-    if type(policy) is not SearchAgent or type(policy.blueprint) is not HeuristicAgent:
+    ``SearchAgent`` over a blueprint a worker can load by name (``blueprint_name``), as ``agents.load("search")``
+    makes it."""
+    if type(policy) is not SearchAgent:
         return None
-    if not np.array_equal(policy.blueprint._weight_vector, heuristic_weights(policy.num_players, None)):
+    blueprint = blueprint_name(policy.blueprint)
+    if blueprint is None:
         return None
-    return {"num_players": policy.num_players, "worlds": policy.worlds, "rollout": policy.rollout, "gate": policy.gate,
-            "rules": policy.rules, "evidence": policy.evidence}
+    return {"num_players": policy.num_players, "blueprint": blueprint, "belief": policy.belief_option,
+            "worlds": policy.worlds, "rollout": policy.rollout, "gate": policy.gate, "rules": policy.rules,
+            "evidence": policy.evidence}
+
+
+def blueprint_name(blueprint) -> str | None:
+    """The name ``agents.load`` makes the same blueprint from: ``"heuristic"`` with its default weights, a shipped
+    greedy agent's name; None for any other."""
+    if type(blueprint) is HeuristicAgent:
+        default = np.array_equal(blueprint._weight_vector, heuristic_weights(blueprint.num_players, None))
+        return "heuristic" if default else None
+    if type(blueprint) is TrainedAgent and blueprint.deterministic:
+        return next((name for name, path in SHIPPED.items() if path == blueprint.source), None)
+    return None
 
 
 def streams(policy: SearchAgent) -> list:

@@ -75,8 +75,9 @@ def load(name_or_path: str, num_players: int = 4, seed: int | None = None, rules
 
     rules_options: the rules it will play under; a trained agent made under other rules warns, and the
     search player plays its worlds under them. ``options`` go to players that take them: ``"search"``
-    (``SearchAgent``: ``blueprint`` (a name or file, loaded here; default ``"heuristic"``), ``worlds``,
-    ``rollout``, ``gate``, ``rules``), ``"llm"`` (``LLMAgent``: ``base_url``, ``model``, ``api_key``, ``timeout``,
+    (``SearchAgent``: ``blueprint`` (a name or file, loaded here; default the table's shipped agent,
+    ``default_blueprint``), ``belief`` (default ``"shipped"``, unless ``evidence=True``), ``worlds``, ``rollout``,
+    ``gate``, ``rules``, ``evidence``), ``"llm"`` (``LLMAgent``: ``base_url``, ``model``, ``api_key``, ``timeout``,
     ``max_retries``, ``temperature``, ``concurrency``, ``cache``, ...)."""
     num_players = check_num_players(num_players)
     if rules_options is not None:
@@ -118,7 +119,11 @@ def _unknown(name: str) -> str:
 def _load_search(num_players: int, seed: int | None, rules_options: dict | None, options: dict):
     """The search player, its blueprint loaded by name or file under the rules it plays."""
     rules = options.pop("rules", rules_options)
-    blueprint = options.pop("blueprint", "heuristic")
+    blueprint = options.pop("blueprint", None)
+    if blueprint is None:
+        blueprint = importlib.import_module(".search", __name__).default_blueprint(num_players, rules)
+    if not options.get("evidence"):
+        options.setdefault("belief", "shipped")
     if isinstance(blueprint, str):
         if blueprint == "search":
             raise ValueError("blueprint must be another player than 'search'")

@@ -1,10 +1,11 @@
 """A search player: determinized Monte Carlo over a blueprint policy, leaving it only on strong evidence.
 
-``agents.load("search", num_players=2, blueprint="heuristic", worlds=64)``.
-For each decision with more than one legal action:
+``agents.load("search", num_players=2)``: over the table's shipped agent (``default_blueprint``), its worlds
+dealt from the table's shipped belief, 64 worlds, heuristic rollouts; ``agents.load("search", num_players=2,
+blueprint="heuristic", belief="uniform", worlds=64)`` names every choice. For each decision with more than one
+legal action:
 
-1. The blueprint (``"heuristic"``, or any name or file ``agents.load`` takes, such
-   as ``"ppo_2p"``) names its action.
+1. The blueprint (any name or file ``agents.load`` takes: ``"ppo_2p"``, ``"heuristic"``) names its action.
 2. The position as the player sees it (its observation: the player needs
    nothing else, so it plays in every harness) becomes ``worlds`` games
    consistent with it: ``VectorEngine.load_view`` then ``determinize_into``,
@@ -100,6 +101,16 @@ def world_weights(belief, observation: np.ndarray) -> np.ndarray:
     return np.maximum(weights, 0.0)
 
 
+def default_blueprint(num_players: int, rules: dict | None = None) -> str:
+    """The blueprint ``agents.load("search")`` improves when none is named: the shipped agent made for this table
+    and these rules (``ppo_2p``, ``ppo_4p``, a house-rules specialist), else ``ppo_universal``, made for every
+    table and rules."""
+    from .trained import shipped_for  # torch: only when a search player over a trained blueprint is made
+
+    made_for_it = shipped_for(num_players, rules)
+    return made_for_it[0] if made_for_it else "ppo_universal"
+
+
 class SearchAgent(SeededAgent):
     """Determinized Monte Carlo search over a blueprint (module docstring).
 
@@ -115,7 +126,8 @@ class SearchAgent(SeededAgent):
             unseen cards allow): right of opponents that play whenever they can, as the heuristic does.
         belief: deal the worlds from a belief over the other hands (``agents.belief.load_belief``): ``"shipped"``
             the table's shipped belief, ``"certain"`` or a belief file's path; each seat's cards are drawn with the
-            belief's odds of each kind in that hand against the draw pile. None (the default): uniform worlds.
+            belief's odds of each kind in that hand against the draw pile. None (the default here) or
+            ``"uniform"``: uniform worlds. (``agents.load("search")`` deals from ``"shipped"`` unless told.)
         rules: the rules options of the games it plays (``VectorEngine``'s), default the standard rules.
     """
 
@@ -145,11 +157,13 @@ class SearchAgent(SeededAgent):
         self._others = HeuristicAgent(num_players, seed=seed) if rollout == "blueprint+heuristic" else blueprint
         self.gate = float(gate)
         self.evidence = check_bool(evidence, "evidence")
-        if belief is not None and self.evidence:
-            raise ValueError("give belief or evidence=True, not both (a belief's worlds say all a deal uses)")
         if belief is not None and not isinstance(belief, str):
-            raise ValueError(f"belief must be None, 'shipped', 'certain' or a belief file's path, got {type(belief).__name__}")
-        self.belief = None if belief is None else load_belief(num_players, self.rules, None if belief == "shipped" else belief)
+            raise ValueError(f"belief must be None, 'uniform', 'shipped', 'certain' or a belief file's path, got {type(belief).__name__}")
+        self.belief_option = None if belief == "uniform" else belief  # as given: a worker process makes its twin from it
+        if self.belief_option is not None and self.evidence:
+            raise ValueError("give belief or evidence=True, not both (a belief's worlds say all a deal uses)")
+        self.belief = None if self.belief_option is None else load_belief(
+            num_players, self.rules, None if belief == "shipped" else belief)
         self._view = VectorEngine(1, num_players, auto_reset=False, **self.rules)
         self._jump_flag = observation_layout(num_players)["house_phase"].start + 1
         self._engines: dict[int, VectorEngine] = {}

@@ -29,10 +29,24 @@ def test_search_plays_legal_actions_and_repeats_under_a_seed(num_players):
     assert np.array_equal(first, again)
 
 
-def test_a_closed_gate_plays_the_blueprint():
+@pytest.mark.parametrize("blueprint", ["heuristic", "ppo_2p"])
+def test_a_closed_gate_plays_the_blueprint(blueprint):
     observations, masks = positions(2, seed=1)
-    searched = agents.load("search", 2, seed=5, worlds=8, gate=1e9).act(observations, masks)
-    assert np.array_equal(searched, agents.load("heuristic", 2, seed=5).act(observations, masks))
+    searched = agents.load("search", 2, seed=5, worlds=8, gate=1e9, blueprint=blueprint).act(observations, masks)
+    assert np.array_equal(searched, agents.load(blueprint, 2, seed=5).act(observations, masks))
+
+
+@pytest.mark.parametrize("num_players, rules, blueprint, belief", [
+    (2, None, "ppo_2p.safetensors", "belief_2p"), (4, None, "ppo_4p.safetensors", "belief_4p"),
+    (3, None, "ppo_universal.safetensors", "belief_any"),
+    (2, {"deck": "classic", "stacking": "both"}, "ppo_2p_classic_stacking.safetensors", "belief_any"),
+    (2, {"seven_zero": True}, "ppo_universal.safetensors", "belief_any")])
+def test_with_no_options_the_search_improves_the_tables_shipped_agent_in_belief_worlds(num_players, rules, blueprint, belief):
+    player = agents.load("search", num_players, seed=0, rules_options=rules)
+    assert player.blueprint.source.endswith(blueprint) and belief in player.belief.describe()["source"]
+    assert player.rollout == "heuristic" and player.worlds == 64
+    assert agents.load("search", 2, belief="uniform").belief is None
+    assert agents.load("search", 2, evidence=True).belief is None  # evidence deals the worlds instead
 
 
 def test_search_improves_a_weak_blueprint():
