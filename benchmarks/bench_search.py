@@ -59,7 +59,7 @@ def search_player(args, worlds: int, belief: str | None = None):
     """The search player of a cell: the command's blueprint, gate, rollout and evidence, ``worlds`` worlds, its
     worlds dealt from ``belief`` (None: uniform)."""
     player = agents.load("search", args.players, seed=args.seed, blueprint=args.blueprint, worlds=worlds, gate=args.gate,
-                         rollout=args.rollout, evidence=args.evidence, belief=belief)
+                         correct_gate=args.correct_gate, rollout=args.rollout, evidence=args.evidence, belief=belief)
     return timed(player)
 
 
@@ -132,7 +132,9 @@ def pooled(chunks: list[dict]) -> dict:
 def cell_key(args, worlds: int) -> dict:
     """What makes two recorded chunks part of the same cell."""
     names = ("players", "blueprint", "gate", "rollout", "evidence", "belief", "versus_uniform", "others", "seed", "chunk_deals")
-    return {"worlds": worlds, **{name: getattr(args, name) for name in names}}
+    # Options added later enter the key only when set, so that the chunks recorded before them stay in their cell.
+    later = {name: getattr(args, name) for name in ("correct_gate",) if getattr(args, name)}
+    return {"worlds": worlds, **{name: getattr(args, name) for name in names}, **later}
 
 
 def recorded_chunks(path: Path | None, key: dict) -> dict[int, dict]:
@@ -180,7 +182,8 @@ def duplicate_cell(args, worlds: int) -> dict:
 
 def print_duplicate_table(args) -> None:
     reference = "the same search with uniform worlds" if args.versus_uniform else "its blueprint"
-    print(f"# search against {reference} in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}, "
+    print(f"# search against {reference} in duplicate, {args.players} players, blueprint {args.blueprint}, gate {args.gate}"
+          f"{' corrected' if args.correct_gate else ''}, "
           f"rollout {args.rollout}, evidence {args.evidence}, belief {args.belief}, "
           f"{args.rounds} deals a cell (each played twice), the {args.others} in the other seats, seed {args.seed}; "
           f"{datetime.date.today()}, {platform.machine()}")
@@ -227,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--rounds", type=int, default=300)
     parser.add_argument("--gate", type=float, default=2.0)
+    parser.add_argument("--correct-gate", action="store_true",
+                        help="the gate grows with the number of candidates (SearchAgent's correct_gate)")
     parser.add_argument("--rollout", default="heuristic", choices=[*COMPILED_ROLLOUTS, *BLUEPRINT_ROLLOUTS],
                         help="who plays the worlds out (agents.players.search)")
     parser.add_argument("--evidence", action="store_true",

@@ -136,7 +136,8 @@ def search_spec(policy) -> dict | None:
     if blueprint is None:
         return None
     return {"num_players": policy.num_players, "blueprint": blueprint, "belief": policy.belief_option,
-            "worlds": policy.worlds, "rollout": policy.rollout, "gate": policy.gate, "rules": policy.rules,
+            "worlds": policy.worlds, "rollout": policy.rollout, "gate": policy.gate,
+            "correct_gate": policy.correct_gate, "rules": policy.rules,
             "evidence": policy.evidence}
 
 

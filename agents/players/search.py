@@ -22,8 +22,9 @@ legal action:
 4. The player leaves the blueprint's action only for the candidate with the
    most wins, and only if it beats the blueprint's action in the same worlds by
    more than ``gate`` standard errors of the paired differences (and by at
-   least one world). Otherwise it plays the blueprint's action: with few
-   worlds the search mostly agrees, instead of playing noise.
+   least one world; with ``correct_gate=True`` the gate grows with the number
+   of candidates, ``corrected_gate``). Otherwise it plays the blueprint's
+   action: with few worlds the search mostly agrees, instead of playing noise.
 
 ``last_search`` holds the last decision's numbers (candidates, wins, the
 paired mean difference and its standard error) for inspection. In a jump
@@ -33,6 +34,8 @@ does not say whose turn follows, so no worlds can be dealt from it.
 
 from __future__ import annotations
 
+
+from statistics import NormalDist
 
 import numpy as np
 
@@ -71,6 +74,16 @@ def candidate_wins(engine: VectorEngine, candidates: np.ndarray, worlds: int, pl
     winners = play_out(engine, count * worlds)
     # A round the candidate itself ended was won by its player.
     return ((winners == seat) | terminated[:count * worlds]).reshape(count, worlds).astype(np.float64)
+
+
+def corrected_gate(gate: float, candidates: int) -> float:
+    """The standard errors the best of ``candidates`` must win by so that it leaves the blueprint by chance no more
+    often than one comparison at ``gate`` would (Šidák: the one-sided tail beyond ``gate`` shared among the
+    ``candidates - 1`` comparisons with the blueprint's action). ``gate`` itself for one or two candidates."""
+    tail = 1.0 - NormalDist().cdf(gate)
+    if candidates <= 2 or tail <= 0.0:
+        return gate
+    return NormalDist().inv_cdf((1.0 - tail) ** (1.0 / (candidates - 1)))
 
 
 def gated_choice(won: np.ndarray, base: int, gate: float) -> tuple[int, np.ndarray, np.ndarray]:
@@ -122,6 +135,8 @@ class SearchAgent(SeededAgent):
         worlds: worlds per decision (every candidate is tried in each).
         rollout: the policy playing the worlds out, one of ``COMPILED_ROLLOUTS`` or ``BLUEPRINT_ROLLOUTS``.
         gate: standard errors of the paired differences a candidate must win by.
+        correct_gate: raise the gate with the number of candidates (``corrected_gate``): the best of many
+            candidates clears a fixed gate by chance more often than the best of two.
         evidence: deal the worlds so that a seat that drew by choice on a colour holds none of it (as far as the
             unseen cards allow): right of opponents that play whenever they can, as the heuristic does.
         belief: deal the worlds from a belief over the other hands (``agents.belief.load_belief``): ``"shipped"``
@@ -135,7 +150,7 @@ class SearchAgent(SeededAgent):
 
     def __init__(self, num_players: int = 4, seed: int | None = None, blueprint=None, worlds: int = 64,
                  rollout: str = "heuristic", gate: float = 2.0, rules: dict | None = None, evidence: bool = False,
-                 belief: str | None = None):
+                 belief: str | None = None, correct_gate: bool = False):
         self.blueprint = None  # set below, already seeded; SeededAgent.__init__ calls seed() before that
         super().__init__(num_players, seed)
         if blueprint is None:
@@ -156,6 +171,7 @@ class SearchAgent(SeededAgent):
         # The other seats' policy in the worlds: the blueprint too, or the heuristic (its own tie-break stream).
         self._others = HeuristicAgent(num_players, seed=seed) if rollout == "blueprint+heuristic" else blueprint
         self.gate = float(gate)
+        self.correct_gate = check_bool(correct_gate, "correct_gate")
         self.evidence = check_bool(evidence, "evidence")
         if belief is not None and not isinstance(belief, str):
             raise ValueError(f"belief must be None, 'uniform', 'shipped', 'certain' or a belief file's path, got {type(belief).__name__}")
@@ -199,7 +215,8 @@ class SearchAgent(SeededAgent):
                                 weights=weights)
         won = candidate_wins(engine, candidates, worlds, self._play_out)
         base = int(np.flatnonzero(candidates == default)[0])
-        chosen, mean, error = gated_choice(won, base, self.gate)
+        gate = corrected_gate(self.gate, count) if self.correct_gate else self.gate
+        chosen, mean, error = gated_choice(won, base, gate)
         action = int(candidates[chosen])
         self.decisions += 1
         self.changed += action != default
@@ -242,6 +259,6 @@ class SearchAgent(SeededAgent):
 
     def __repr__(self) -> str:
         return (f"SearchAgent(num_players={self.num_players}, blueprint={self.blueprint!r}, worlds={self.worlds}, "
-                f"rollout={self.rollout!r}, gate={self.gate}, evidence={self.evidence}, "
+                f"rollout={self.rollout!r}, gate={self.gate}, correct_gate={self.correct_gate}, evidence={self.evidence}, "
                 f"belief={None if self.belief is None else self.belief.describe().get('source', self.belief.name)!r})")
 

@@ -153,7 +153,8 @@ def test_the_worker_is_given_the_seats_observation_and_mask_only(monkeypatch):
         acting.close()
     spec, states, observation_sent, mask_sent = sent[0]
     assert np.array_equal(observation_sent, observation) and np.array_equal(mask_sent, mask)
-    assert set(spec) == {"num_players", "blueprint", "belief", "worlds", "rollout", "gate", "rules", "evidence"}
+    assert set(spec) == {"num_players", "blueprint", "belief", "worlds", "rollout", "gate", "correct_gate", "rules",
+                         "evidence"}
     assert (spec["blueprint"], spec["belief"]) == ("ppo_2p", "shipped")  # the worker loads the same player by name
     assert all(set(state) == {"bit_generator", "state", "has_uint32", "uinteger"} for state in states)
 

@@ -160,3 +160,20 @@ def test_search_deals_its_worlds_from_a_belief():
         agents.load("search", 2, belief=3)
     with pytest.raises(ValueError, match="cannot read belief file"):
         agents.load("search", 2, belief="/no/such.safetensors")
+
+
+def test_a_corrected_gate_grows_with_the_candidates_and_leaves_the_blueprint_less():
+    from agents.players.search import corrected_gate
+
+    assert corrected_gate(2.0, 2) == 2.0 and corrected_gate(float("inf"), 9) == float("inf")
+    gates = [corrected_gate(2.0, count) for count in range(2, 12)]
+    assert all(a < b for a, b in zip(gates, gates[1:])) and gates[3] == pytest.approx(2.528, abs=1e-3)  # Šidák, 5
+    observations, masks = positions(2, games=32, seed=6)
+    plain = agents.load("search", 2, seed=3, worlds=16, blueprint="random-play", gate=1.0)
+    strict = agents.load("search", 2, seed=3, worlds=16, blueprint="random-play", gate=1.0, correct_gate=True)
+    plain.act(observations, masks)
+    strict.act(observations, masks)
+    assert 0 < strict.changed < plain.changed  # the same worlds: every strict leave is a plain one too
+    assert "correct_gate=True" in repr(strict)
+    with pytest.raises(ValueError, match="correct_gate"):
+        agents.load("search", 2, correct_gate="yes")
