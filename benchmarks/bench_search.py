@@ -8,6 +8,10 @@
     python benchmarks/bench_search.py --players 2 --duplicate --belief shipped --versus-uniform --rounds 600 --worlds 32
     python benchmarks/bench_search.py --players 2 --blueprint ppo_2p --rollout blueprint --others blueprint --duplicate --belief shipped --worlds 32
 
+The benchmark names every option of the search player it loads: its own defaults are the heuristic blueprint
+and uniform worlds (``--blueprint heuristic``, no ``--belief``), not ``agents.load("search")``'s (the table's
+shipped agent, the shipped belief), which ``--blueprint ppo_2p --belief shipped`` (``ppo_4p`` at 4 players) give.
+
 Each cell is ``agents.evaluation.rounds.win_rate``: the search player (``agents.load("search",
 blueprint=..., worlds=...)``) in a rotating seat, the opponent in every other
 seat, a fixed set of rounds all played to the end, with the Wilson 95%
