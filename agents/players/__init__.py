@@ -76,8 +76,8 @@ def load(name_or_path: str, num_players: int = 4, seed: int | None = None, rules
     rules_options: the rules it will play under; a trained agent made under other rules warns, and the
     search player plays its worlds under them. ``options`` go to players that take them: ``"search"``
     (``SearchAgent``: ``blueprint`` (a name or file, loaded here; default the table's shipped agent,
-    ``default_blueprint``), ``belief`` (default ``"shipped"``, unless ``evidence=True``), ``worlds``, ``rollout``,
-    ``gate``, ``rules``, ``evidence``), ``"llm"`` (``LLMAgent``: ``base_url``, ``model``, ``api_key``, ``timeout``,
+    ``default_blueprint``), ``belief`` (default ``"shipped"``, unless ``evidence=True``), ``correct_gate`` (default
+    True), ``worlds``, ``rollout``, ``gate``, ``rules``, ``evidence``), ``"llm"`` (``LLMAgent``: ``base_url``, ``model``, ``api_key``, ``timeout``,
     ``max_retries``, ``temperature``, ``concurrency``, ``cache``, ...)."""
     num_players = check_num_players(num_players)
     if rules_options is not None:
@@ -124,6 +124,7 @@ def _load_search(num_players: int, seed: int | None, rules_options: dict | None,
         blueprint = importlib.import_module(".search", __name__).default_blueprint(num_players, rules)
     if not options.get("evidence"):
         options.setdefault("belief", "shipped")
+    options.setdefault("correct_gate", True)
     if isinstance(blueprint, str):
         if blueprint == "search":
             raise ValueError("blueprint must be another player than 'search'")

@@ -1,8 +1,9 @@
 """A search player: determinized Monte Carlo over a blueprint policy, leaving it only on strong evidence.
 
 ``agents.load("search", num_players=2)``: over the table's shipped agent (``default_blueprint``), its worlds
-dealt from the table's shipped belief, 64 worlds, heuristic rollouts; ``agents.load("search", num_players=2,
-blueprint="heuristic", belief="uniform", worlds=64)`` names every choice. For each decision with more than one
+dealt from the table's shipped belief, 64 worlds, heuristic rollouts, the gate corrected for the number of
+candidates; ``agents.load("search", num_players=2, blueprint="heuristic", belief="uniform", correct_gate=False,
+worlds=64)`` names every choice. For each decision with more than one
 legal action:
 
 1. The blueprint (any name or file ``agents.load`` takes: ``"ppo_2p"``, ``"heuristic"``) names its action.
@@ -136,7 +137,8 @@ class SearchAgent(SeededAgent):
         rollout: the policy playing the worlds out, one of ``COMPILED_ROLLOUTS`` or ``BLUEPRINT_ROLLOUTS``.
         gate: standard errors of the paired differences a candidate must win by.
         correct_gate: raise the gate with the number of candidates (``corrected_gate``): the best of many
-            candidates clears a fixed gate by chance more often than the best of two.
+            candidates clears a fixed gate by chance more often than the best of two. (``agents.load("search")``
+            corrects it unless told.)
         evidence: deal the worlds so that a seat that drew by choice on a colour holds none of it (as far as the
             unseen cards allow): right of opponents that play whenever they can, as the heuristic does.
         belief: deal the worlds from a belief over the other hands (``agents.belief.load_belief``): ``"shipped"``

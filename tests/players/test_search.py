@@ -44,7 +44,7 @@ def test_a_closed_gate_plays_the_blueprint(blueprint):
 def test_with_no_options_the_search_improves_the_tables_shipped_agent_in_belief_worlds(num_players, rules, blueprint, belief):
     player = agents.load("search", num_players, seed=0, rules_options=rules)
     assert player.blueprint.source.endswith(blueprint) and belief in player.belief.describe()["source"]
-    assert player.rollout == "heuristic" and player.worlds == 64
+    assert player.rollout == "heuristic" and player.worlds == 64 and player.gate == 2.0 and player.correct_gate
     assert agents.load("search", 2, belief="uniform").belief is None
     assert agents.load("search", 2, evidence=True).belief is None  # evidence deals the worlds instead
 
