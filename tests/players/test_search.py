@@ -169,7 +169,7 @@ def test_a_corrected_gate_grows_with_the_candidates_and_leaves_the_blueprint_les
     gates = [corrected_gate(2.0, count) for count in range(2, 12)]
     assert all(a < b for a, b in zip(gates, gates[1:])) and gates[3] == pytest.approx(2.528, abs=1e-3)  # Šidák, 5
     observations, masks = positions(2, games=32, seed=6)
-    plain = agents.load("search", 2, seed=3, worlds=16, blueprint="random-play", gate=1.0)
+    plain = agents.load("search", 2, seed=3, worlds=16, blueprint="random-play", gate=1.0, correct_gate=False)
     strict = agents.load("search", 2, seed=3, worlds=16, blueprint="random-play", gate=1.0, correct_gate=True)
     plain.act(observations, masks)
     strict.act(observations, masks)
