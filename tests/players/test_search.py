@@ -50,8 +50,8 @@ def test_with_no_options_the_search_improves_the_tables_shipped_agent_in_belief_
 
 
 def test_search_improves_a_weak_blueprint():
-    """Over random play, heuristic rollouts in 16 worlds must find far better moves."""
-    player = agents.load("search", 2, seed=0, blueprint="random", worlds=16)
+    """Over random play, heuristic rollouts in 16 uniform worlds must find far better moves."""
+    player = agents.load("search", 2, seed=0, blueprint="random", worlds=16, belief="uniform", correct_gate=False)
     result = win_rate(player, agents.load("random", 2, seed=1), num_players=2, rounds=40, seed=0)
     assert result["win_rate"] > 0.8, result
     assert player.changed > 0 and player.last_search["worlds"] == 16
