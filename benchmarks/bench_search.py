@@ -134,10 +134,9 @@ def pooled(chunks: list[dict]) -> dict:
 
 def cell_key(args, worlds: int) -> dict:
     """What makes two recorded chunks part of the same cell."""
-    names = ("players", "blueprint", "gate", "rollout", "evidence", "belief", "versus_uniform", "others", "seed", "chunk_deals")
-    # Options added later enter the key only when set, so that the chunks recorded before them stay in their cell.
-    later = {name: getattr(args, name) for name in ("correct_gate",) if getattr(args, name)}
-    return {"worlds": worlds, **{name: getattr(args, name) for name in names}, **later}
+    names = ("players", "blueprint", "gate", "correct_gate", "rollout", "evidence", "belief", "versus_uniform", "others",
+             "seed", "chunk_deals")
+    return {"worlds": worlds, **{name: getattr(args, name) for name in names}}
 
 
 def recorded_chunks(path: Path | None, key: dict) -> dict[int, dict]:
@@ -201,19 +200,23 @@ def print_duplicate_table(args) -> None:
               f"{r['ms_per_decision']:.1f} | {r['median_ms']:.1f} | {r['left']:.1%} |", flush=True)
 
 
+def part_of(text: str) -> tuple[int, int]:
+    """``--part K/N`` as (K, N), 0 <= K < N."""
+    try:
+        part, parts = (int(n) for n in text.split("/"))
+    except ValueError:
+        part, parts = -1, 0
+    if not 0 <= part < parts:
+        raise argparse.ArgumentTypeError(f"must be K/N with 0 <= K < N, got {text!r}")
+    return part, parts
+
+
 def check_record(parser, args) -> None:
     """Refuse a record file that cannot be appended to or that holds other lines, before any round is played."""
     if args.record is None:
         return
     if not args.duplicate:
         parser.error("--record keeps the chunks of duplicate cells: give --duplicate")
-    try:
-        part = tuple(int(n) for n in args.part.split("/"))
-        if len(part) != 2 or not 0 <= part[0] < part[1]:
-            raise ValueError
-    except ValueError:
-        parser.error(f"--part must be K/N with 0 <= K < N, got {args.part!r}")
-    args.part = part
     if args.chunk_deals < 1 or args.chunk_deals % args.players:
         parser.error(f"--chunk-deals must be a positive multiple of --players ({args.players}), got {args.chunk_deals}")
     try:
@@ -248,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, default=None,
                         help="with --duplicate: play in chunks, append each to this JSON-lines file, skip those it holds")
     parser.add_argument("--chunk-deals", type=int, default=100, help="with --record: deals a chunk (a multiple of --players)")
-    parser.add_argument("--part", default="0/1", help="with --record: play only the chunks k with k %% N == K (K/N)")
+    parser.add_argument("--part", type=part_of, default=(0, 1), help="with --record: play only the chunks k with k %% N == K (K/N)")
     args = parser.parse_args(argv)
     check_record(parser, args)
     if args.versus_uniform and not (args.duplicate and args.belief):
