@@ -41,7 +41,7 @@ import numpy as np
 
 import agents
 from agents.belief import load_belief
-from agents.players.search import candidate_wins, gated_choice, world_weights
+from agents.players.search import candidate_wins, corrected_gate, gated_choice, world_weights
 from hpuno_env import VectorEngine
 from hpuno_env.worlds import generator_words
 
@@ -119,15 +119,18 @@ def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: 
     return report
 
 
-def played_gain(num_players: int, deals: int, worlds: int, gate: float, seed: int, kind: str) -> dict:
+def played_gain(num_players: int, deals: int, worlds: int, gate: float, seed: int, kind: str,
+                blueprint: str = "heuristic", correct_gate: bool = False) -> dict:
     """The same searcher in real play: each deal played twice from one state, once with it in the rotating seat
-    and once with the heuristic there (every other seat the heuristic); the mean paired difference per deal."""
+    and once with the ``blueprint`` there, every other seat the blueprint; the searcher leaves the blueprint's
+    action past the gate (``correct_gate``: corrected for the number of candidates, as ``agents.load("search")``
+    does). The mean paired difference per deal."""
     game = VectorEngine(2 * deals, num_players, seed=seed, auto_reset=False)
     game.reset()
     game.copy_games_into(np.arange(1, 2 * deals, 2), game, np.arange(0, 2 * deals, 2))
     seat = np.repeat(np.arange(deals) % num_players, 2)
     searching = np.arange(2 * deals) % 2 == 0
-    heuristic = agents.load("heuristic", num_players, seed=seed)
+    policy = agents.load(blueprint, num_players, seed=seed)
     valuer = Valuer(num_players, worlds)
     winners = np.full(2 * deals, -1)
     decisions = changed = 0
@@ -137,12 +140,13 @@ def played_gain(num_players: int, deals: int, worlds: int, gate: float, seed: in
         if not playing.any():
             break
         actions = np.full(2 * deals, -1, np.int64)
-        actions[playing] = heuristic.act(game.observe()[playing], masks[playing])
+        actions[playing] = policy.act(game.observe()[playing], masks[playing])
         for index in np.flatnonzero(searching & (masks.sum(axis=1) > 1) & (game.state.current_player == seat)):
             candidates = np.flatnonzero(masks[index])
             base = int(np.flatnonzero(candidates == actions[index])[0])
             decisions += 1
-            chosen = gated_choice(valuer.wins(game, index, candidates, kind, (seed + 1_000_003 * decisions) % 2**31), base, gate)[0]
+            level = corrected_gate(gate, len(candidates)) if correct_gate else gate
+            chosen = gated_choice(valuer.wins(game, index, candidates, kind, (seed + 1_000_003 * decisions) % 2**31), base, level)[0]
             changed += chosen != base
             actions[index] = candidates[chosen]
         _, terminated, _ = game.step(actions, partial=True)
@@ -166,14 +170,18 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"the kinds of worlds compared (default all: {', '.join(KINDS)}; quote 'true hands')")
     parser.add_argument("--play", type=int, default=0, metavar="DEALS",
                         help="also play DEALS deals in duplicate with each searcher in one seat (played_gain)")
+    parser.add_argument("--blueprint", default="heuristic",
+                        help="with --play: the player searched over and seated everywhere else (an agents.load name)")
+    parser.add_argument("--correct-gate", action="store_true",
+                        help="with --play: the gate grows with the number of candidates (SearchAgent's correct_gate)")
     args = parser.parse_args(argv)
     if args.play:
-        print(f"# played in duplicate, {args.players} players, {args.play} deals, {args.worlds} worlds, gate {args.gate}, "
-              f"seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
-        print("| worlds that pick | searcher − heuristic, points [95%] | decisions changed |")
+        print(f"# played in duplicate over {args.blueprint}, {args.players} players, {args.play} deals, {args.worlds} worlds, "
+              f"gate {args.gate}{' corrected' if args.correct_gate else ''}, seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
+        print(f"| worlds that pick | searcher − {args.blueprint}, points [95%] | decisions changed |")
         print("|---|---|---|")
         for kind in args.kinds:
-            row = played_gain(args.players, args.play, args.worlds, args.gate, args.seed, kind)
+            row = played_gain(args.players, args.play, args.worlds, args.gate, args.seed, kind, args.blueprint, args.correct_gate)
             print(f"| {kind} | {100 * row['gain']:+.1f} [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}] | {row['changed']:.1%} |",
                   flush=True)
     if not args.rounds:

@@ -215,7 +215,7 @@ class SearchAgent(SeededAgent):
         weights = None if self.belief is None else world_weights(self.belief, observation)
         engine.determinize_into(first, self._view, 0, viewer=0, seed=int(self.rng.integers(SEED_LIMIT)), evidence=self.evidence,
                                 weights=weights)
-        won = candidate_wins(engine, candidates, worlds, self._play_out)
+        won = self._candidate_values(engine, candidates, worlds)
         base = int(np.flatnonzero(candidates == default)[0])
         gate = corrected_gate(self.gate, count) if self.correct_gate else self.gate
         chosen, mean, error = gated_choice(won, base, gate)
@@ -227,6 +227,12 @@ class SearchAgent(SeededAgent):
             "blueprint": default, "mean_difference": mean.tolist(), "standard_error": error.tolist(), "action": action,
         }
         return action
+
+    def _candidate_values(self, engine: VectorEngine, candidates: np.ndarray, worlds: int) -> np.ndarray:
+        """(candidates, worlds): what each candidate is worth in each world of the engine's first ``worlds`` slots
+        to the seat to act, which the gate compares: here 1.0 where the round played out was won
+        (``candidate_wins``)."""
+        return candidate_wins(engine, candidates, worlds, self._play_out)
 
     def _engine(self, games: int) -> VectorEngine:
         """An engine of at least ``games`` slots, reused: sizes go up in whole multiples of the worlds."""
