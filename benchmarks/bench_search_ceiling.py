@@ -4,6 +4,7 @@
     python benchmarks/bench_search_ceiling.py --players 4 --rounds 200
     python benchmarks/bench_search_ceiling.py --players 2 --rounds 0 --play 600
     python benchmarks/bench_search_ceiling.py --players 2 --rounds 0 --play 2000 --kinds plain belief
+    python benchmarks/bench_search_ceiling.py --players 2 --rounds 0 --play 1000 --blueprint ppo_2p --correct-gate
 
 The search player values each legal action by playing worlds out with the heuristic and leaves the heuristic's
 action for a clearly better one: one step of policy improvement over the heuristic, its gain at most what the
@@ -27,6 +28,10 @@ worlds (so the pick's own luck does not count). Summed over a seat's decisions i
 order, the win rate one step of search with those worlds adds to a seat over the heuristic, with a 95% interval
 over the rounds. ``plain`` should agree with the search player's duplicate measurement (docs/research.md);
 ``true hands`` bounds what better worlds could add to this kind of search.
+
+``--play`` with ``--blueprint NAME`` searches over another player (``ppo_2p``: the base action is its, and it sits
+in every other seat and in the reference seat; the rollouts stay the heuristic's), as ``agents.load("search")``
+does over the table's shipped agent; ``--correct-gate`` raises the gate with the number of candidates as it does.
 """
 
 from __future__ import annotations

@@ -38,28 +38,37 @@ import agents
 from agents.evaluation.duplicate import duplicate_win_rate
 from agents.players.search import SearchAgent
 from hpuno_env import VectorEngine
+from hpuno_env.cards import NUM_CARD_TYPES
 from hpuno_env.encoding import hidden_hands, hidden_hands_scale, observation_scale
 
 GAMES = 256  # rounds stepped together while collecting positions
 
 
 def positions(blueprint, num_players: int, rounds: int, keep: float, explore: float, seed: int) -> dict:
-    """Step 1: (observations, hidden hands, won) of ``rounds`` rounds of ``blueprint`` in every seat."""
+    """Step 1: (inputs: a seat's observation and the other hands; won) of ``rounds`` rounds of ``blueprint`` in every
+    seat. The rows go into arrays made once (grown by doubling): many small arrays kept between the engine's large
+    temporary ones fragment the heap to several times their size."""
     width = input_width(blueprint, num_players)
     engine = VectorEngine(GAMES, num_players, auto_reset=False)
     engine.reset(seed=seed)
     rng = np.random.default_rng(seed)
     round_of, next_round, winner = np.arange(GAMES), GAMES, {}
-    kept: dict[str, list] = {"observations": [], "hidden": [], "round": [], "seat": []}
+    capacity = int(rounds * 80 * num_players * keep) + GAMES * num_players
+    inputs = np.empty((capacity, width + (num_players - 1) * NUM_CARD_TYPES), np.int8)
+    labels = np.empty((capacity, 2), np.int64)  # (round, seat)
+    filled = 0
     observations, masks = engine.observe(), engine.legal_mask()
     while len(winner) < rounds:
         games = np.flatnonzero(rng.random(GAMES) < keep)
-        for seat in range(num_players):
+        if filled + num_players * games.size > len(inputs):
+            inputs, labels = (np.concatenate([a, np.empty_like(a)]) for a in (inputs, labels))
+        for seat in range(num_players if games.size else 0):
             seats = np.full(GAMES, seat)
-            kept["observations"].append(engine.observe(seats)[:, :width][games])
-            kept["hidden"].append(hidden_hands(np.asarray(engine.state.hands)[games], seats[games], num_players))
-            kept["round"].append(round_of[games])
-            kept["seat"].append(seats[games])
+            rows = slice(filled, filled + games.size)
+            inputs[rows, :width] = engine.observe(seats)[games, :width]
+            inputs[rows, width:] = hidden_hands(np.asarray(engine.state.hands)[games], seats[games], num_players)
+            labels[rows] = np.stack([round_of[games], seats[games]], axis=1)
+            filled += games.size
         actions = blueprint.act(observations, masks)
         for game in np.flatnonzero(rng.random(GAMES) < explore):
             actions[game] = rng.choice(np.flatnonzero(masks[game]))
@@ -71,10 +80,10 @@ def positions(blueprint, num_players: int, rounds: int, keep: float, explore: fl
         if ended.size:
             engine.reset(seed=int(rng.integers(2**31)), games=ended)
         observations, masks = engine.observe(), engine.legal_mask()
-    rows = {name: np.concatenate(parts) for name, parts in kept.items()}
-    finished = np.isin(rows["round"], list(winner))  # rounds still under way at the end have no label
-    won = np.array([winner[r] for r in rows["round"][finished]]) == rows["seat"][finished]
-    return {"inputs": np.concatenate([rows["observations"], rows["hidden"]], axis=1)[finished], "won": won.astype(np.float32)}
+    labels = labels[:filled]
+    finished = np.isin(labels[:, 0], list(winner))  # rounds still under way at the end have no label
+    won = np.array([winner[r] for r in labels[finished, 0]]) == labels[finished, 1]
+    return {"inputs": inputs[:filled][finished], "won": won.astype(np.float32)}
 
 
 def input_width(blueprint, num_players: int) -> int:
