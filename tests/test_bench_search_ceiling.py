@@ -36,3 +36,12 @@ def test_true_hands_worlds_keep_every_hand_and_shuffle_only_the_pile():
     assert (worlds.hands[:16, 1] == game.state.hands[0, 1]).all()  # the other seat's hand, exactly
     piles = np.sort(worlds.draw_pile[:16, :size], axis=1)
     assert len({tuple(row) for row in worlds.draw_pile[:16, :size]}) > 1 and (piles == piles[0]).all()
+
+
+def test_over_a_trained_blueprint_a_closed_gate_plays_it_in_both_seats():
+    # Every deal is played twice from one state; with the gate closed the searcher plays the blueprint's own moves,
+    # so the pair can only differ if the base moves were another player's.
+    with np.errstate(invalid="ignore"):
+        row = ceiling.played_gain(2, deals=4, worlds=8, gate=math.inf, seed=0, kind="plain", blueprint="ppo_2p",
+                                  correct_gate=True)
+    assert row["gain"] == 0 and row["changed"] == 0
