@@ -1,5 +1,5 @@
 """benchmarks/bench_search_value.py: positions labelled by who won, the other hands as dealt; a search valued by a
-network plays the blueprint where the margin is out of reach, and leaves it where the network says so."""
+network plays the blueprint where the margin is out of reach, and values each world by it less the margin."""
 
 import importlib.util
 import pathlib
