@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 from hpuno_env.cards import CARD_COLOR, DECK_COPIES, NUM_CARD_TYPES, SORTING_HAT, WILD, WILD_DRAW4
@@ -99,68 +100,81 @@ def history_features(observations: np.ndarray, num_players: int, seats: int) -> 
     """(B, seats * SEAT_FEATURE_SIZE + TABLE_FEATURES) float32: each other seat's history summary (module
     docstring), seats in turn order to the left, zeros for seats beyond the table's ``num_players - 1``."""
     rows = np.asarray(observations, np.int64)
-    events = rows[:, observation_layout(num_players)["history"]].reshape(len(rows), HISTORY_LENGTH, HISTORY_ENTRY)
+    events = np.ascontiguousarray(rows[:, observation_layout(num_players)["history"]]).reshape(len(rows), HISTORY_LENGTH, HISTORY_ENTRY)
     B, others = len(rows), num_players - 1
-    summary = {name: np.zeros((B, others, size), np.float32) for name, size in SEAT_FEATURES}
-    state = {"color": np.full(B, -1), "previous": np.zeros((B, 2), np.int64), "bluffer": np.full(B, -1),
-             "last_play": np.full((B, others), -1), "taken": np.zeros((B, others), np.float32)}
-    for index in range(HISTORY_LENGTH):
-        _replay_position(summary, state, events[:, index], index)
-    summary["taken_since_play"][..., 0] = state["taken"]
-    last_play = state["last_play"]
-    summary["events_since_play"][..., 0] = np.where(last_play >= 0, HISTORY_LENGTH - 1 - last_play, HISTORY_LENGTH) / HISTORY_LENGTH
-    per_seat = np.concatenate([summary[name] for name, _ in SEAT_FEATURES], axis=2)
     padded = np.zeros((B, seats, SEAT_FEATURE_SIZE), np.float32)
-    padded[:, :others] = per_seat
+    padded[:, :others] = _replay_history(events, others, _COLUMN, _KIND_CODES, CARD_COLOR.astype(np.int64), _WILD_KINDS)
     table = np.stack([(events[:, :, 0] > 0).sum(axis=1) / HISTORY_LENGTH, (events[:, :, 0] == _KIND["reshuffle"]).any(axis=1)], axis=1)
     return np.concatenate([padded.reshape(B, -1), table.astype(np.float32)], axis=1)
 
 
-_PLAYS = (_KIND["play"], _KIND["stack"], _KIND["jump"])
-_TAKES = (_KIND["draw"], _KIND["forced_draw"], _KIND["sorting_hat"])
+# What the compiled replay reads, passed to it (numba would freeze module globals into its cached code): the first
+# column of each summary, the event kinds' codes and the wilds' card kinds.
+_COLUMN = np.cumsum([0] + [size for _, size in SEAT_FEATURES])[:-1].astype(np.int64)
+_KIND_CODES = np.array([_KIND[name] for name in ("play", "stack", "jump", "draw", "forced_draw", "sorting_hat", "color",
+                                                 "keep", "challenge")], np.int64)
+_WILD_KINDS = np.array([WILD, WILD_DRAW4, SORTING_HAT], np.int64)
 
 
-def _replay_position(summary: dict, state: dict, position: np.ndarray, index: int) -> None:
-    """Add the events at one history position (B, 4) to the seats' summaries and move the replay's state on."""
-    kind, actor, card, value = position.T
-    B = len(kind)
-    seat = actor - 2  # 0: the next seat to the viewer's left; -1 the viewer; -2 no seat
-    other = seat >= 0
-    rows = np.arange(B)
-
-    def add(name, where, column):
-        where = where & other
-        np.add.at(summary[name], (rows[where], seat[where], column[where]), 1)
-
-    color = state["color"]
-    played = np.isin(kind, _PLAYS) & (card > 0)
-    card_color = CARD_COLOR[np.maximum(card - 1, 0)]
-    drew = kind == _KIND["draw"]
-    add("draws_on_color", drew & (color >= 0), np.maximum(color, 0))
-    add("draws_on_color_since_play", drew & (color >= 0), np.maximum(color, 0))
-    add("plays_of_color", played & (card_color >= 0), np.maximum(card_color, 0))
-    wild_column = np.select([card - 1 == WILD, card - 1 == WILD_DRAW4, card - 1 == SORTING_HAT], [0, 1, 2], 0)
-    add("plays_of_wilds", played & (card_color < 0), wild_column)
-    add("named_colors", kind == _KIND["color"], np.maximum(value - 1, 0))
-    zero = np.zeros(B, np.int64)
-    add("hat_draws", kind == _KIND["sorting_hat"], zero)
-    add("drawn_kept", kind == _KIND["keep"], zero)
-    after_own_draw = (state["previous"][:, 0] == _KIND["draw"]) & (state["previous"][:, 1] == actor)
-    add("drawn_played", played & after_own_draw, zero)
-    bluffer = state["bluffer"]
-    found = (kind == _KIND["challenge"]) & (value == 2) & (bluffer >= 0)
-    np.add.at(summary["bluffs_found"], (rows[found], bluffer[found], zero[found]), 1)
-
-    mine = played & other
-    state["last_play"][rows[mine], seat[mine]] = index
-    state["taken"][rows[mine], seat[mine]] = 0
-    summary["draws_on_color_since_play"][rows[mine], seat[mine]] = 0
-    took = np.isin(kind, _TAKES) & other
-    state["taken"][rows[took], seat[took]] += value[took]
-    state["bluffer"] = np.where(played & (card - 1 == WILD_DRAW4), np.where(other, seat, -1), bluffer)
-    color = np.where(played, card_color, color)  # a wild's colour is unknown until it is named
-    state["color"] = np.where(kind == _KIND["color"], value - 1, color)
-    state["previous"] = np.where((kind > 0)[:, None], np.stack([kind, actor], axis=1), state["previous"])
+@numba.njit(cache=True)
+def _replay_history(events, others, column, codes, card_color, wild_kinds):
+    """(B, others, SEAT_FEATURE_SIZE) float32: the history's events, oldest first, replayed per row with the colour
+    in play tracked, summed per other seat (the module docstring; columns at ``column`` in SEAT_FEATURES' order)."""
+    play, stack, jump, draw, forced_draw, hat, named, keep, challenge = codes
+    (draws_on_color, draws_since_play, plays_of_color, plays_of_wilds, named_colors, taken_since_play, hat_draws,
+     bluffs_found, drawn_kept, drawn_played, events_since_play) = column
+    count, length = events.shape[0], events.shape[1]
+    out = np.zeros((count, others, events_since_play + 1), np.float32)
+    taken = np.zeros(others, np.float32)
+    last_play = np.zeros(others, np.int64)
+    for b in range(count):
+        color, previous_kind, previous_actor, bluffer = -1, 0, 0, -1
+        taken[:] = 0
+        last_play[:] = -1
+        for index in range(length):
+            kind, actor, card, value = events[b, index, 0], events[b, index, 1], events[b, index, 2], events[b, index, 3]
+            seat = actor - 2  # 0: the next seat to the viewer's left; -1 the viewer; -2 no seat
+            played = (kind == play or kind == stack or kind == jump) and card > 0
+            kind_color = card_color[card - 1] if card > 0 else card_color[0]
+            if seat >= 0:
+                if kind == draw and color >= 0:
+                    out[b, seat, draws_on_color + color] += 1
+                    out[b, seat, draws_since_play + color] += 1
+                if played and kind_color >= 0:
+                    out[b, seat, plays_of_color + kind_color] += 1
+                if played and kind_color < 0:
+                    wild = 1 if card - 1 == wild_kinds[1] else (2 if card - 1 == wild_kinds[2] else 0)
+                    out[b, seat, plays_of_wilds + wild] += 1
+                if kind == named:
+                    out[b, seat, named_colors + max(value - 1, 0)] += 1
+                if kind == hat:
+                    out[b, seat, hat_draws] += 1
+                if kind == keep:
+                    out[b, seat, drawn_kept] += 1
+                if played and previous_kind == draw and previous_actor == actor:
+                    out[b, seat, drawn_played] += 1
+            if kind == challenge and value == 2 and bluffer >= 0:
+                out[b, bluffer, bluffs_found] += 1
+            if played and seat >= 0:
+                last_play[seat] = index
+                taken[seat] = 0
+                for c in range(4):
+                    out[b, seat, draws_since_play + c] = 0
+            if (kind == draw or kind == forced_draw or kind == hat) and seat >= 0:
+                taken[seat] += value
+            if played and card - 1 == wild_kinds[1]:
+                bluffer = seat if seat >= 0 else -1
+            if played:
+                color = kind_color  # a wild's colour is unknown until it is named
+            if kind == named:
+                color = value - 1
+            if kind > 0:
+                previous_kind, previous_actor = kind, actor
+        for seat in range(others):
+            out[b, seat, taken_since_play] = taken[seat]
+            since = length - 1 - last_play[seat] if last_play[seat] >= 0 else length
+            out[b, seat, events_since_play] = since / length
+    return out
 
 
 def network_inputs(observations: np.ndarray, num_players: int, rules: dict | None, universal: bool) -> np.ndarray:
