@@ -56,9 +56,9 @@ KINDS = ("true hands", "plain", "evidence", "belief")
 class Valuer:
     """Every candidate of a position played out by the heuristic in the same worlds (one engine of slots, reused)."""
 
-    def __init__(self, num_players: int, worlds: int, max_candidates: int = 80):
+    def __init__(self, num_players: int, worlds: int, max_candidates: int = 80, belief: str | None = None):
         self.worlds = worlds
-        self.belief = load_belief(num_players)
+        self.belief = load_belief(num_players, None, belief)  # None: the table's shipped belief
         self.engine = VectorEngine(worlds * max_candidates, num_players, auto_reset=False)
         self.engine.leave_idle(np.arange(self.engine.num_games))
 
@@ -125,18 +125,19 @@ def measure(num_players: int, rounds: int, worlds: int, eval_worlds: int, gate: 
 
 
 def played_gain(num_players: int, deals: int, worlds: int, gate: float, seed: int, kind: str,
-                blueprint: str = "heuristic", correct_gate: bool = False) -> dict:
+                blueprint: str = "heuristic", correct_gate: bool = False, belief: str | None = None) -> dict:
     """The same searcher in real play: each deal played twice from one state, once with it in the rotating seat
     and once with the ``blueprint`` there, every other seat the blueprint; the searcher leaves the blueprint's
     action past the gate (``correct_gate``: corrected for the number of candidates, as ``agents.load("search")``
-    does). The mean paired difference per deal."""
+    does); ``belief``: the belief file the ``belief`` kind deals from (None: the shipped one). The mean paired
+    difference per deal."""
     game = VectorEngine(2 * deals, num_players, seed=seed, auto_reset=False)
     game.reset()
     game.copy_games_into(np.arange(1, 2 * deals, 2), game, np.arange(0, 2 * deals, 2))
     seat = np.repeat(np.arange(deals) % num_players, 2)
     searching = np.arange(2 * deals) % 2 == 0
     policy = agents.load(blueprint, num_players, seed=seed)
-    valuer = Valuer(num_players, worlds)
+    valuer = Valuer(num_players, worlds, belief=belief)
     winners = np.full(2 * deals, -1)
     decisions = changed = 0
     while True:
@@ -179,14 +180,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --play: the player searched over and seated everywhere else (an agents.load name)")
     parser.add_argument("--correct-gate", action="store_true",
                         help="with --play: the gate grows with the number of candidates (SearchAgent's correct_gate)")
+    parser.add_argument("--belief", default=None, metavar="FILE",
+                        help="with --play: the belief file the belief kind deals from (default: the table's shipped one)")
     args = parser.parse_args(argv)
     if args.play:
         print(f"# played in duplicate over {args.blueprint}, {args.players} players, {args.play} deals, {args.worlds} worlds, "
-              f"gate {args.gate}{' corrected' if args.correct_gate else ''}, seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
+              f"gate {args.gate}{' corrected' if args.correct_gate else ''}, belief {args.belief or 'shipped'}, seed {args.seed}; {datetime.date.today()}, {platform.machine()}")
         print(f"| worlds that pick | searcher − {args.blueprint}, points [95%] | decisions changed |")
         print("|---|---|---|")
         for kind in args.kinds:
-            row = played_gain(args.players, args.play, args.worlds, args.gate, args.seed, kind, args.blueprint, args.correct_gate)
+            row = played_gain(args.players, args.play, args.worlds, args.gate, args.seed, kind, args.blueprint, args.correct_gate, args.belief)
             print(f"| {kind} | {100 * row['gain']:+.1f} [{100 * row['low']:+.1f}, {100 * row['high']:+.1f}] | {row['changed']:.1%} |",
                   flush=True)
     if not args.rounds:

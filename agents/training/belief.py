@@ -4,10 +4,13 @@ hands as labels, a small network, a belief file.
     python -m agents.training.belief --players 2 --out runs/belief_2p
     python -m agents.training.belief --players 0 --out runs/belief_any      # one network for every table (2..10)
     python -m agents.training.belief --players 2 --out runs/belief_2p --resume
+    python -m agents.training.belief --players 2 --league ppo_2p --out runs/belief_2p_of_ppo_2p
 
 Rounds are played by a league (``LEAGUE``: the shipped trained agents, greedy and sampling), a player drawn for
 every seat of every round; never by ``heuristic``, ``random-play`` or ``search``, whose rounds
-``benchmarks/bench_belief.py`` measures the belief on, nor by ``heuristic-v0``, kept out of all training. Each
+``benchmarks/bench_belief.py`` measures the belief on, nor by ``heuristic-v0``, kept out of all training.
+``--league ppo_2p`` names the players instead (here: a belief of ``ppo_2p``'s own rounds, greedy in every seat,
+the learned belief of a search that knows its opponents play as ``ppo_2p`` does). Each
 decision is kept with probability ``--keep``: the acting seat's observation, and as labels the other seats' hands
 and the draw pile. ``--players 0`` plays every
 table from 2 to 10 players, half under the default rules and half with every house rule on, and trains one
@@ -77,6 +80,8 @@ class Args:
     learning_rate: float = option(1e-3, "Adam's step size")
     seed: int = option(0, "seed of the rounds and the network")
     resume: bool = option(False, "go on from the run folder's checkpoint")
+    league: str = option("", "the players whose rounds it learns from, comma-separated: shipped agents' names, "
+                              "NAME:sampling for one sampling its moves (default: the table's LEAGUE)")
 
 
 # ---- collecting rounds
@@ -189,6 +194,19 @@ def run_tables(args: Args) -> list[tuple[int, dict, int]]:
     return [(count, rules, share) for count in TABLES_FOR_ANY for rules in ({}, dict(ALL_HOUSE_RULES))]
 
 
+def league_names(args: Args) -> tuple[str, ...] | None:
+    """``--league`` as a tuple of names (None: the table's ``LEAGUE``); a ValueError names one that is not a shipped
+    agent."""
+    if not args.league:
+        return None
+    names = tuple(name.strip() for name in args.league.split(","))
+    for name in names:
+        base, _, mode = name.partition(":")
+        if base not in players.SHIPPED or mode not in ("", "sampling"):
+            raise ValueError(f"{name!r} is not a shipped agent ({', '.join(players.SHIPPED)}), optionally with ':sampling'")
+    return names
+
+
 def load_tables(args: Args, log) -> list[TableData]:
     """Every table's rounds, collected now or read back from the run folder."""
     tables = []
@@ -198,7 +216,8 @@ def load_tables(args: Args, log) -> list[TableData]:
             with np.load(path) as stored:
                 rounds = {name: stored[name] for name in stored.files}
         else:
-            rounds = collect_rounds(count, rules, samples, args.seed + 1000 * index, games=args.games, keep=args.keep, log=log)
+            rounds = collect_rounds(count, rules, samples, args.seed + 1000 * index, games=args.games, keep=args.keep,
+                                    league=league_names(args), log=log)
             np.savez(path + ".partial.npz", **rounds)
             os.replace(path + ".partial.npz", path)
         tables.append(TableData(rounds, count, rules, universal=not args.players))
@@ -309,12 +328,16 @@ def main(argv: list[str] | None = None) -> None:
         layer_sizes(args.hidden)
     except ValueError as error:
         exit_with_error(parser, f"--hidden: {error}")
+    try:
+        league = league_names(args)
+    except ValueError as error:
+        exit_with_error(parser, f"--league: {error}")
     if os.path.exists(os.path.join(args.out, "checkpoint.pt")) and not args.resume:
         exit_with_error(parser, f"{args.out} holds a run's checkpoint: give --resume to go on, or another --out")
     network = train(args)
     universal = not args.players
     training = {"command": shlex.join([os.path.basename(sys.executable), "-m", "agents.training.belief", *(argv if argv is not None else sys.argv[1:])]),
-                "league": list(LEAGUE[None] if universal else LEAGUE.get(args.players, LEAGUE[None])),
+                "league": list(league or (LEAGUE[None] if universal else LEAGUE.get(args.players, LEAGUE[None]))),
                 "tables": [[count, rules] for count, rules, _ in run_tables(args)], "args": dataclasses.asdict(args)}
     path = os.path.join(args.out, "belief.safetensors")
     write_belief_file(network, path, num_players=ANY if universal else args.players,

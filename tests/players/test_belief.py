@@ -217,6 +217,8 @@ def test_observation_layout_has_the_fields_the_belief_reads():
     (["--samples", "0"], "--samples must be at least 1"),
     (["--keep", "1.5"], "--keep must be in (0, 1]"),
     (["--hidden", "256,x"], "--hidden"),
+    (["--league", "ppo_9p"], "--league: 'ppo_9p' is not a shipped agent"),
+    (["--league", "ppo_2p:greedy"], "--league: 'ppo_2p:greedy' is not a shipped agent"),
 ])
 def test_the_training_command_refuses_bad_options_in_one_line(tmp_path, capsys, argv, message):
     from agents.training.belief import main
@@ -227,6 +229,14 @@ def test_the_training_command_refuses_bad_options_in_one_line(tmp_path, capsys, 
     error = capsys.readouterr().err
     assert message in error.splitlines()[0] and "Traceback" not in error
     assert not (tmp_path / "run").exists()  # nothing made
+
+
+def test_a_belief_of_the_named_league_says_so_in_its_file(tmp_path):
+    from agents.training.belief import main
+
+    main(["--players", "2", "--league", "ppo_2p, ppo_2p:sampling", "--samples", "600", "--epochs", "1", "--out", str(tmp_path)])
+    training = load_belief(2, None, str(tmp_path / "belief.safetensors")).describe()["training"]
+    assert training["league"] == ["ppo_2p", "ppo_2p:sampling"]
 
 
 def test_the_training_command_will_not_overwrite_a_run(tmp_path, capsys):
