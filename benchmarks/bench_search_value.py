@@ -36,7 +36,7 @@ from torch import nn
 
 import agents
 from agents.evaluation.duplicate import duplicate_win_rate
-from agents.players.search import SearchAgent
+from agents.players.search import SearchAgent, play_candidates
 from hpuno_env import VectorEngine
 from hpuno_env.cards import NUM_CARD_TYPES
 from hpuno_env.encoding import hidden_hands, hidden_hands_scale, observation_scale
@@ -143,21 +143,15 @@ class ValueLeafSearch(SearchAgent):
         return super().search(observation, mask, default)
 
     def _candidate_values(self, engine, candidates, worlds) -> np.ndarray:
-        count = len(candidates)
-        for k in range(1, count):
-            engine.copy_games_into(np.arange(worlds) + k * worlds, engine, np.arange(worlds))
-        games = np.arange(count * worlds)
-        engine.leave_idle(np.arange(count * worlds, engine.num_games))
-        actions = np.full(engine.num_games, -1, np.int64)
-        actions[games] = np.repeat(candidates, worlds)
-        _, terminated, _ = engine.step(actions, partial=True)
+        terminated = play_candidates(engine, candidates, worlds)
+        games = np.arange(len(terminated))
         seats = np.zeros(engine.num_games, np.int64)  # the searching player is seat 0 of every world
         inputs = np.concatenate([engine.observe(seats)[games, :self.width],
                                  hidden_hands(np.asarray(engine.state.hands)[games], seats[games], self.num_players)], axis=1)
         with torch.no_grad():
             values = torch.sigmoid(self.network(torch.as_tensor(inputs))).numpy().astype(np.float64)
-        values[terminated[games]] = 1.0  # the candidate itself ended the round: its player won
-        values = values.reshape(count, worlds)
+        values[terminated] = 1.0  # the candidate itself ended the round: its player won
+        values = values.reshape(len(candidates), worlds)
         values[candidates != self._default] -= self.margin  # the gate then asks for the margin as well
         return values
 

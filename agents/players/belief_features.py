@@ -103,16 +103,17 @@ def history_features(observations: np.ndarray, num_players: int, seats: int) -> 
     events = np.ascontiguousarray(rows[:, observation_layout(num_players)["history"]]).reshape(len(rows), HISTORY_LENGTH, HISTORY_ENTRY)
     B, others = len(rows), num_players - 1
     padded = np.zeros((B, seats, SEAT_FEATURE_SIZE), np.float32)
-    padded[:, :others] = _replay_history(events, others, _COLUMN, _KIND_CODES, CARD_COLOR.astype(np.int64), _WILD_KINDS)
+    padded[:, :others] = _replay_history(events, others, _COLUMN, _KIND_CODES, _CARD_COLOR, _WILD_KINDS)
     table = np.stack([(events[:, :, 0] > 0).sum(axis=1) / HISTORY_LENGTH, (events[:, :, 0] == _KIND["reshuffle"]).any(axis=1)], axis=1)
     return np.concatenate([padded.reshape(B, -1), table.astype(np.float32)], axis=1)
 
 
 # What the compiled replay reads, passed to it (numba would freeze module globals into its cached code): the first
-# column of each summary, the event kinds' codes and the wilds' card kinds.
+# column of each summary, the event kinds' codes, each card kind's colour (-1: a wild) and the wilds' card kinds.
 _COLUMN = np.cumsum([0] + [size for _, size in SEAT_FEATURES])[:-1].astype(np.int64)
 _KIND_CODES = np.array([_KIND[name] for name in ("play", "stack", "jump", "draw", "forced_draw", "sorting_hat", "color",
                                                  "keep", "challenge")], np.int64)
+_CARD_COLOR = CARD_COLOR.astype(np.int64)
 _WILD_KINDS = np.array([WILD, WILD_DRAW4, SORTING_HAT], np.int64)
 
 
@@ -135,7 +136,7 @@ def _replay_history(events, others, column, codes, card_color, wild_kinds):
             kind, actor, card, value = events[b, index, 0], events[b, index, 1], events[b, index, 2], events[b, index, 3]
             seat = actor - 2  # 0: the next seat to the viewer's left; -1 the viewer; -2 no seat
             played = (kind == play or kind == stack or kind == jump) and card > 0
-            kind_color = card_color[card - 1] if card > 0 else card_color[0]
+            kind_color = card_color[card - 1] if card > 0 else -1  # read only where a card was played
             if seat >= 0:
                 if kind == draw and color >= 0:
                     out[b, seat, draws_on_color + color] += 1

@@ -58,13 +58,12 @@ MAX_WORLDS = 4096
 BLUEPRINT_ROLLOUTS = ("blueprint", "blueprint+heuristic")  # stepped from Python, the blueprint acting
 
 
-def candidate_wins(engine: VectorEngine, candidates: np.ndarray, worlds: int, play_out) -> np.ndarray:
-    """(candidates, worlds) 1.0 where the seat to act in the engine's first ``worlds`` slots (the worlds) won the
-    round after playing that candidate. Every candidate is tried in a copy of the same worlds, with the same random
-    streams (a paired comparison); ``play_out(engine, games)`` gives the winning seat of each of the first ``games``
-    slots played to the end (-1: none). The engine needs ``len(candidates) * worlds`` slots at least."""
+def play_candidates(engine: VectorEngine, candidates: np.ndarray, worlds: int) -> np.ndarray:
+    """Play each candidate in a copy of the engine's first ``worlds`` slots (the worlds): candidate k in slots
+    k * worlds to (k + 1) * worlds, with the same random streams (a paired comparison), every other slot idle.
+    Returns the first ``len(candidates) * worlds`` slots' ``terminated`` (the candidate ended the round). The
+    engine needs that many slots at least."""
     count = len(candidates)
-    seat = int(engine.state.current_player[0])
     first = np.arange(worlds)
     for k in range(1, count):
         engine.copy_games_into(first + k * worlds, engine, first)
@@ -72,9 +71,18 @@ def candidate_wins(engine: VectorEngine, candidates: np.ndarray, worlds: int, pl
     actions = np.full(engine.num_games, -1, np.int64)
     actions[:count * worlds] = np.repeat(candidates, worlds)
     _, terminated, _ = engine.step(actions, partial=True)
-    winners = play_out(engine, count * worlds)
+    return terminated[:count * worlds]
+
+
+def candidate_wins(engine: VectorEngine, candidates: np.ndarray, worlds: int, play_out) -> np.ndarray:
+    """(candidates, worlds) 1.0 where the seat to act in the engine's first ``worlds`` slots (the worlds) won the
+    round after playing that candidate (``play_candidates``); ``play_out(engine, games)`` gives the winning seat of
+    each of the first ``games`` slots played to the end (-1: none)."""
+    seat = int(engine.state.current_player[0])
+    terminated = play_candidates(engine, candidates, worlds)
+    winners = play_out(engine, len(candidates) * worlds)
     # A round the candidate itself ended was won by its player.
-    return ((winners == seat) | terminated[:count * worlds]).reshape(count, worlds).astype(np.float64)
+    return ((winners == seat) | terminated).reshape(len(candidates), worlds).astype(np.float64)
 
 
 def corrected_gate(gate: float, candidates: int) -> float:
